@@ -1,0 +1,29 @@
+import type { Page } from 'playwright-core';
+
+export const repoRoot: string;
+export const CHROMIUM_FLAGS: string[];
+export function chromiumExecutable(): Promise<string>;
+
+export interface OpenedPage {
+  page: Page;
+  url: string;
+  pageErrors: Error[];
+  close(): Promise<void>;
+}
+export function openPage(path: string, options?: { log?: ((line: string) => void) | null }): Promise<OpenedPage>;
+
+export interface GpuInfoJson {
+  vendor: string;
+  architecture: string;
+  description: string;
+  isFallback: boolean;
+  features: string[];
+  limits: Record<string, number>;
+}
+export interface Harness extends OpenedPage {
+  info: GpuInfoJson;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  run(name: string, request: unknown): Promise<any>;
+  evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
+}
+export function openHarness(): Promise<Harness>;

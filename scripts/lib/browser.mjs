@@ -1,0 +1,93 @@
+// Opens a page of this repository in headless Chromium with WebGPU, served by Vite.
+// Used by the browser tests, scripts/kernel.mjs and the benchmarks.
+//
+// Browser: $CHROME_PATH when set (e.g. /usr/bin/chromium), else the self-contained
+// Chromium of @sparticuz/chromium, which brings SwiftShader, so WebGPU works on machines
+// without a GPU. Never downloads anything.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Flags that give headless Chromium a WebGPU adapter (SwiftShader on CPU-only machines). */
+export const CHROMIUM_FLAGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--enable-unsafe-webgpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+  '--disable-dev-shm-usage',
+];
+
+export async function chromiumExecutable() {
+  if (process.env.CHROME_PATH) return process.env.CHROME_PATH;
+  const { default: sparticuz } = await import('@sparticuz/chromium');
+  return sparticuz.executablePath();
+}
+
+/**
+ * Starts a Vite dev server on a free loopback port and opens `path` in headless Chromium.
+ * Returns { page, url, close }. `close` stops both.
+ */
+export async function openPage(path, { log = process.env.HARNESS_DEBUG ? console.error : null } = {}) {
+  const { createServer } = await import('vite');
+  const { chromium } = await import('playwright-core');
+  const server = await createServer({
+    root: repoRoot,
+    configFile: join(repoRoot, 'vite.config.ts'),
+    logLevel: 'error',
+    clearScreen: false,
+    server: { host: '127.0.0.1', port: 0, strictPort: false, hmr: false, watch: null },
+  });
+  await server.listen();
+  const address = server.httpServer.address();
+  const url = `http://127.0.0.1:${address.port}${path}`;
+  const profile = mkdtempSync(join(tmpdir(), 'rp-chromium-'));
+  let context;
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: await chromiumExecutable(),
+      headless: true,
+      args: CHROMIUM_FLAGS,
+    });
+  } catch (err) {
+    await server.close();
+    rmSync(profile, { recursive: true, force: true });
+    throw err;
+  }
+  const page = context.pages()[0] ?? (await context.newPage());
+  const pageErrors = [];
+  page.on('pageerror', (err) => pageErrors.push(err));
+  if (log) page.on('console', (msg) => log(`[page ${msg.type()}] ${msg.text()}`));
+  await page.goto(url);
+  const close = async () => {
+    await context.close().catch(() => {});
+    await server.close();
+    rmSync(profile, { recursive: true, force: true });
+  };
+  return { page, url, pageErrors, close };
+}
+
+/**
+ * Opens the kernel harness page; `run(name, request)` executes one kernel request (the
+ * JSON shapes of scripts/kernel.mjs) on the real WGSL and returns its JSON result.
+ */
+export async function openHarness() {
+  const opened = await openPage('/test/harness/index.html');
+  const ready = await opened.page.evaluate(() => window.harnessReady);
+  if (ready.error) {
+    await opened.close();
+    throw new Error(`kernel harness failed to start: ${ready.error}`);
+  }
+  return {
+    ...opened,
+    info: ready.info,
+    run: (name, request) => opened.page.evaluate(([n, r]) => window.harness.run(n, r), [name, request]),
+    evaluate: (fn, arg) => opened.page.evaluate(fn, arg),
+  };
+}

@@ -1,0 +1,159 @@
+// Records many dispatches, copies and readbacks into one command buffer and one queue
+// submission. Reads resolve only after submit(): record everything a step needs, submit
+// once, then await the few scalars you asked for.
+import type { BufferPool } from './bufferPool';
+import type { KernelPipeline } from './pipelineCache';
+
+export type Binding = GPUBuffer | { buffer: GPUBuffer; offset?: number; size?: number };
+
+export interface SubmitCounters {
+  submits: number;
+  dispatches: number;
+  readbacks: number;
+  bytesRead: number;
+}
+
+interface PendingRead {
+  staging: GPUBuffer;
+  byteLength: number;
+  resolve: (data: ArrayBuffer) => void;
+  reject: (err: Error) => void;
+}
+
+export class Recorder {
+  private readonly encoder: GPUCommandEncoder;
+  private pass: GPUComputePassEncoder | null = null;
+  private readonly reads: PendingRead[] = [];
+  private readonly temporaries: GPUBuffer[] = [];
+  private submitted = false;
+  private readonly kernels = new Set<KernelPipeline>();
+
+  constructor(
+    private readonly device: GPUDevice,
+    private readonly pool: BufferPool,
+    private readonly counters: SubmitCounters,
+    label = 'step',
+  ) {
+    this.encoder = device.createCommandEncoder({ label });
+  }
+
+  /** A small uniform buffer holding `data`, returned to the pool after submit. */
+  uniform(data: ArrayBufferView): GPUBuffer {
+    const buffer = this.pool.acquire(data.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'uniform');
+    this.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+    this.temporaries.push(buffer);
+    return buffer;
+  }
+
+  /** A storage buffer that lives until this recording is submitted (intermediate results). */
+  scratch(byteLength: number, label = 'scratch'): GPUBuffer {
+    const buffer = this.pool.acquire(
+      byteLength,
+      GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+      label,
+    );
+    this.temporaries.push(buffer);
+    return buffer;
+  }
+
+  dispatch(kernel: KernelPipeline, bindings: readonly Binding[], x: number, y = 1, z = 1): void {
+    this.assertOpen();
+    if (bindings.length !== kernel.spec.bindings.length) {
+      throw new Error(
+        `${kernel.spec.name}:${kernel.spec.entryPoint} takes ${kernel.spec.bindings.length} bindings, got ${bindings.length}`,
+      );
+    }
+    if (x === 0 || y === 0 || z === 0) return;
+    const max = this.device.limits.maxComputeWorkgroupsPerDimension;
+    if (x > max || y > max || z > max) {
+      throw new RangeError(`${kernel.spec.name}: dispatch (${x}, ${y}, ${z}) exceeds ${max} workgroups per dimension`);
+    }
+    const bindGroup = this.device.createBindGroup({
+      layout: kernel.layout,
+      entries: bindings.map((b, binding) => ({ binding, resource: 'buffer' in b ? b : { buffer: b } })),
+    });
+    this.pass ??= this.encoder.beginComputePass({ label: 'compute' });
+    this.pass.setPipeline(kernel.pipeline);
+    this.kernels.add(kernel);
+    this.pass.setBindGroup(0, bindGroup);
+    this.pass.dispatchWorkgroups(x, y, z);
+    this.counters.dispatches++;
+  }
+
+  copy(src: GPUBuffer, dst: GPUBuffer, byteLength: number, srcOffset = 0, dstOffset = 0): void {
+    this.assertOpen();
+    this.endPass();
+    this.encoder.copyBufferToBuffer(src, srcOffset, dst, dstOffset, byteLength);
+  }
+
+  /** Schedules a readback of `byteLength` bytes; resolves after submit(). */
+  read(buffer: GPUBuffer, byteLength = buffer.size, offset = 0): Promise<ArrayBuffer> {
+    this.assertOpen();
+    const size = Math.ceil(byteLength / 4) * 4;
+    const staging = this.pool.acquire(size, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'readback');
+    this.copy(buffer, staging, size, offset, 0);
+    return new Promise((resolve, reject) => this.reads.push({ staging, byteLength, resolve, reject }));
+  }
+
+  async readF32(buffer: GPUBuffer, count: number, offsetElements = 0): Promise<Float32Array> {
+    return new Float32Array(await this.read(buffer, count * 4, offsetElements * 4));
+  }
+
+  async readU32(buffer: GPUBuffer, count: number, offsetElements = 0): Promise<Uint32Array> {
+    return new Uint32Array(await this.read(buffer, count * 4, offsetElements * 4));
+  }
+
+  /** One queue submission for everything recorded; then the scheduled reads resolve. */
+  async submit(): Promise<void> {
+    this.assertOpen();
+    this.endPass();
+    this.submitted = true;
+    this.device.pushErrorScope('validation');
+    this.device.queue.submit([this.encoder.finish()]);
+    this.counters.submits++;
+    const error = await this.device.popErrorScope();
+    if (error) {
+      for (const r of this.reads) this.pool.release(r.staging);
+      for (const b of this.temporaries.splice(0)) this.pool.release(b);
+      throw new Error(await this.describe(error));
+    }
+    const reads = this.reads.splice(0);
+    await Promise.all(
+      reads.map(async (r) => {
+        try {
+          await r.staging.mapAsync(GPUMapMode.READ, 0, r.staging.size);
+          const copy = r.staging.getMappedRange(0, r.staging.size).slice(0, r.byteLength);
+          r.staging.unmap();
+          this.counters.readbacks++;
+          this.counters.bytesRead += r.byteLength;
+          r.resolve(copy);
+        } catch (err) {
+          r.reject(err instanceof Error ? err : new Error(String(err)));
+        } finally {
+          this.pool.release(r.staging);
+        }
+      }),
+    );
+    // Safe to reuse now: the queue has finished every command that read these.
+    await this.device.queue.onSubmittedWorkDone();
+    for (const b of this.temporaries.splice(0)) this.pool.release(b);
+  }
+
+  /** Names the kernel whose WGSL or pipeline failed, rather than only "invalid command buffer". */
+  private async describe(submitError: GPUError): Promise<string> {
+    for (const kernel of this.kernels) {
+      const built = await kernel.buildError;
+      if (built) return `GPU kernel ${kernel.spec.name}:${kernel.spec.entryPoint} failed to build: ${built.message}`;
+    }
+    return `GPU validation error: ${submitError.message}`;
+  }
+
+  private endPass(): void {
+    this.pass?.end();
+    this.pass = null;
+  }
+
+  private assertOpen(): void {
+    if (this.submitted) throw new Error('this recording was already submitted; start a new one');
+  }
+}

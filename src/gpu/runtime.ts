@@ -1,0 +1,77 @@
+// The GPU runtime every op launcher uses: one device, a pipeline cache, a buffer pool and
+// counters of submissions and readbacks (benchmarks report them per training step).
+import { acquireGpu, type AcquireOptions, type AcquiredGpu, type GpuInfo } from './device';
+import { BufferPool } from './bufferPool';
+import { PipelineCache, type KernelSpec, type KernelPipeline } from './pipelineCache';
+import { Recorder, type SubmitCounters } from './recorder';
+
+/** Usage of every storage buffer we hand out: kernels read/write it, copies go both ways. */
+function storageUsage(): GPUBufferUsageFlags {
+  return GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+}
+
+export class GpuRuntime {
+  readonly pipelines: PipelineCache;
+  readonly pool: BufferPool;
+  readonly counters: SubmitCounters = { submits: 0, dispatches: 0, readbacks: 0, bytesRead: 0 };
+  private lostReason: string | null = null;
+
+  private constructor(
+    readonly device: GPUDevice,
+    readonly info: GpuInfo,
+    readonly lost: Promise<GPUDeviceLostInfo>,
+  ) {
+    this.pipelines = new PipelineCache(device);
+    this.pool = new BufferPool(device);
+    lost.then((l) => (this.lostReason = `${l.reason}: ${l.message}`));
+  }
+
+  static async create(options?: AcquireOptions): Promise<GpuRuntime> {
+    const gpu: AcquiredGpu = await acquireGpu(options);
+    return new GpuRuntime(gpu.device, gpu.info, gpu.lost);
+  }
+
+  /** Null while the device works; the loss reason once it is gone. */
+  get lostMessage(): string | null {
+    return this.lostReason;
+  }
+
+  pipeline(spec: KernelSpec): KernelPipeline {
+    if (this.lostReason) throw new Error(`the GPU device was lost (${this.lostReason}); reload to get a new one`);
+    return this.pipelines.get(spec);
+  }
+
+  recorder(label?: string): Recorder {
+    if (this.lostReason) throw new Error(`the GPU device was lost (${this.lostReason}); reload to get a new one`);
+    return new Recorder(this.device, this.pool, this.counters, label);
+  }
+
+  /** A pooled storage buffer filled with `data` (the caller releases it to the pool). */
+  upload(data: ArrayBufferView, label = 'upload'): GPUBuffer {
+    const buffer = this.pool.acquire(data.byteLength, storageUsage(), label);
+    this.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+    return buffer;
+  }
+
+  /** A pooled storage buffer of at least `byteLength` bytes, contents undefined. */
+  storage(byteLength: number, label = 'storage'): GPUBuffer {
+    return this.pool.acquire(byteLength, storageUsage(), label);
+  }
+
+  release(...buffers: GPUBuffer[]): void {
+    for (const b of buffers) this.pool.release(b);
+  }
+
+  /** Splits `count` workgroups into an (x, y) grid within the per-dimension limit. */
+  grid(count: number): [number, number] {
+    const max = this.device.limits.maxComputeWorkgroupsPerDimension;
+    if (count <= max) return [Math.max(count, 1), 1];
+    const y = Math.ceil(count / max);
+    return [Math.ceil(count / y), y];
+  }
+
+  destroy(): void {
+    this.pool.trim();
+    this.device.destroy();
+  }
+}

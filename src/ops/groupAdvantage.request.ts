@@ -1,0 +1,4 @@
+import type { GpuRuntime } from '../gpu/runtime';
+export async function groupAdvantageRequest(_rt: GpuRuntime, _request: unknown): Promise<object> {
+  throw new Error('in progress');
+}

@@ -1,0 +1,12 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/unit/**/*.test.ts', 'test/browser/**/*.test.ts'],
+    // Browser tests start Chromium + Vite and run WGSL on SwiftShader (software): slow but real.
+    testTimeout: 120_000,
+    hookTimeout: 120_000,
+    // Two cores: more workers than that only makes Chromium instances fight.
+    maxWorkers: 2,
+  },
+});
