@@ -10,7 +10,7 @@ export interface OpenedPage {
   pageErrors: Error[];
   close(): Promise<void>;
 }
-export function openPage(path: string, options?: { log?: ((line: string) => void) | null }): Promise<OpenedPage>;
+export function openPage(path: string, options?: { log?: ((line: string) => void) | null; webgpu?: boolean }): Promise<OpenedPage>;
 
 export interface GpuInfoJson {
   vendor: string;

@@ -32,9 +32,13 @@ export async function chromiumExecutable() {
 
 /**
  * Starts a Vite dev server on a free loopback port and opens `path` in headless Chromium.
- * Returns { page, url, close }. `close` stops both.
+ * Returns { page, url, pageErrors, close }. `close` stops both. `webgpu: false` starts the
+ * browser without WebGPU.
  */
-export async function openPage(path, { log = process.env.HARNESS_DEBUG ? console.error : null } = {}) {
+export async function openPage(
+  path,
+  { log = process.env.HARNESS_DEBUG ? console.error : null, webgpu = true } = {},
+) {
   const { createServer } = await import('vite');
   const { chromium } = await import('playwright-core');
   const server = await createServer({
@@ -53,7 +57,9 @@ export async function openPage(path, { log = process.env.HARNESS_DEBUG ? console
     context = await chromium.launchPersistentContext(profile, {
       executablePath: await chromiumExecutable(),
       headless: true,
-      args: CHROMIUM_FLAGS,
+      // Without --enable-unsafe-webgpu, headless Chromium on Linux has navigator.gpu but no
+      // adapter: what many visitors see, so tests use it for the "no WebGPU" path.
+      args: webgpu ? CHROMIUM_FLAGS : CHROMIUM_FLAGS.filter((f) => f !== '--enable-unsafe-webgpu'),
     });
   } catch (err) {
     await server.close();

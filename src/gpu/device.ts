@@ -3,7 +3,7 @@
 
 /** Thrown when this browser or machine offers no usable WebGPU adapter. */
 export class WebGpuUnavailableError extends Error {
-  constructor(reason: string) {
+  constructor(readonly reason: string) {
     super(
       `WebGPU is not available: ${reason}. Use a recent Chrome or Edge (113+) on a machine with a ` +
         `supported GPU, or Chrome with --enable-unsafe-webgpu (Linux); Safari 26+ and Firefox 141+ ` +
