@@ -24,6 +24,9 @@ export interface Harness extends OpenedPage {
   info: GpuInfoJson;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   run(name: string, request: unknown): Promise<any>;
+  /** Runs export `fn(runtime, input)` of a page module such as '/test/harness/matmulCases.ts'. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  runModule(path: string, fn: string, input: unknown): Promise<any>;
   evaluate<R, A>(fn: (arg: A) => R | Promise<R>, arg: A): Promise<R>;
 }
 export function openHarness(): Promise<Harness>;

@@ -94,6 +94,8 @@ export async function openHarness() {
     ...opened,
     info: ready.info,
     run: (name, request) => opened.page.evaluate(([n, r]) => window.harness.run(n, r), [name, request]),
+    runModule: (path, fn, input) =>
+      opened.page.evaluate(([p, f, i]) => window.harness.runModule(p, f, i), [path, fn, input]),
     evaluate: (fn, arg) => opened.page.evaluate(fn, arg),
   };
 }

@@ -10,6 +10,8 @@ declare global {
       run(name: KernelName, request: unknown): Promise<unknown>;
       runtime: GpuRuntime;
       checks: typeof runtimeChecks;
+      /** Imports `path` (served by Vite, e.g. '/test/harness/matmulCases.ts') and calls `fn(runtime, input)`. */
+      runModule(path: string, fn: string, input: unknown): Promise<unknown>;
     };
     harnessReady: Promise<{ info?: GpuRuntime['info']; error?: string }>;
   }
@@ -17,7 +19,17 @@ declare global {
 
 window.harnessReady = GpuRuntime.create().then(
   (runtime) => {
-    window.harness = { run: (name, request) => runKernelRequest(runtime, name, request), runtime, checks: runtimeChecks };
+    window.harness = {
+      run: (name, request) => runKernelRequest(runtime, name, request),
+      runtime,
+      checks: runtimeChecks,
+      async runModule(path, fn, input) {
+        const module = (await import(/* @vite-ignore */ path)) as Record<string, unknown>;
+        const f = module[fn];
+        if (typeof f !== 'function') throw new Error(`${path} exports no function ${fn}`);
+        return (f as (rt: GpuRuntime, input: unknown) => Promise<unknown>)(runtime, input);
+      },
+    };
     return { info: runtime.info };
   },
   (err: Error) => ({ error: err.message }),
