@@ -1,0 +1,182 @@
+// Model configuration: one shape for both architectures the engine runs, read from a
+// Hugging Face config.json. GPT-2 style: learned positions, LayerNorm, GELU (tanh), tied
+// embeddings. Llama style (Llama, SmolLM2, Qwen2/2.5, Qwen3): RoPE, RMSNorm, SwiGLU,
+// grouped-query attention, optional untied head, optional q/k/v bias (Qwen2) and q/k norm (Qwen3).
+
+export type Architecture = 'gpt2' | 'llama';
+
+export interface ModelConfig {
+  architecture: Architecture;
+  vocabSize: number;
+  hiddenSize: number;
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  intermediateSize: number;
+  maxPositions: number;
+  normEps: number;
+  /** Llama style only. */
+  ropeTheta: number;
+  tieWordEmbeddings: boolean;
+  /** Bias on q/k/v projections (GPT-2 has biases everywhere; Qwen2 on q/k/v only). */
+  attentionBias: boolean;
+  /** Qwen3: RMSNorm over each head of q and k before RoPE. */
+  qkNorm: boolean;
+  bosTokenId: number | null;
+  eosTokenId: number | null;
+}
+
+export class ModelConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ModelConfigError';
+  }
+}
+
+type Json = Record<string, unknown>;
+
+function int(json: Json, key: string, fallback?: number): number {
+  const v = json[key] ?? fallback;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
+    throw new ModelConfigError(`config.json: "${key}" must be a positive integer, got ${JSON.stringify(json[key])}`);
+  }
+  return v;
+}
+
+function num(json: Json, key: string, fallback: number): number {
+  const v = json[key] ?? fallback;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
+    throw new ModelConfigError(`config.json: "${key}" must be a positive number, got ${JSON.stringify(json[key])}`);
+  }
+  return v;
+}
+
+function tokenId(json: Json, key: string): number | null {
+  const v = json[key];
+  if (Array.isArray(v)) return typeof v[0] === 'number' ? v[0] : null; // several EOS ids: the first is the default
+  return typeof v === 'number' ? v : null;
+}
+
+const LLAMA_FAMILY = ['llama', 'qwen2', 'qwen3', 'mistral', 'smollm'];
+
+/** Parses a Hugging Face config.json; unknown architectures and unsupported fields are named. */
+export function configFromHf(json: Json): ModelConfig {
+  const modelType = String(json.model_type ?? '');
+  if (modelType === 'gpt2') return gpt2Config(json);
+  if (LLAMA_FAMILY.includes(modelType)) return llamaConfig(json, modelType);
+  throw new ModelConfigError(
+    `config.json: model_type "${modelType}" is not supported (supported: gpt2, ${LLAMA_FAMILY.join(', ')})`,
+  );
+}
+
+function gpt2Config(json: Json): ModelConfig {
+  const activation = json.activation_function ?? 'gelu_new';
+  if (activation !== 'gelu_new' && activation !== 'gelu_pytorch_tanh') {
+    throw new ModelConfigError(`config.json: activation_function "${String(activation)}" is not supported for gpt2 (supported: gelu_new)`);
+  }
+  for (const flag of ['scale_attn_by_inverse_layer_idx', 'reorder_and_upcast_attn', 'add_cross_attention']) {
+    if (json[flag] === true) throw new ModelConfigError(`config.json: "${flag}": true is not supported`);
+  }
+  const hiddenSize = int(json, 'n_embd');
+  const numHeads = int(json, 'n_head');
+  if (hiddenSize % numHeads !== 0) throw new ModelConfigError(`config.json: n_embd ${hiddenSize} is not divisible by n_head ${numHeads}`);
+  return {
+    architecture: 'gpt2',
+    vocabSize: int(json, 'vocab_size'),
+    hiddenSize,
+    numLayers: int(json, 'n_layer'),
+    numHeads,
+    numKvHeads: numHeads,
+    headDim: hiddenSize / numHeads,
+    intermediateSize: json.n_inner == null ? 4 * hiddenSize : int(json, 'n_inner'),
+    maxPositions: int(json, 'n_positions', 1024),
+    normEps: num(json, 'layer_norm_epsilon', 1e-5),
+    ropeTheta: 10000,
+    tieWordEmbeddings: true,
+    attentionBias: true,
+    qkNorm: false,
+    bosTokenId: tokenId(json, 'bos_token_id'),
+    eosTokenId: tokenId(json, 'eos_token_id'),
+  };
+}
+
+function llamaConfig(json: Json, modelType: string): ModelConfig {
+  if (json.rope_scaling != null) {
+    throw new ModelConfigError(`config.json: "rope_scaling" ${JSON.stringify(json.rope_scaling)} is not supported (plain RoPE only)`);
+  }
+  if (json.hidden_act != null && json.hidden_act !== 'silu') {
+    throw new ModelConfigError(`config.json: hidden_act "${String(json.hidden_act)}" is not supported (supported: silu)`);
+  }
+  if (json.mlp_bias === true) throw new ModelConfigError('config.json: "mlp_bias": true is not supported');
+  if (json.use_sliding_window === true) throw new ModelConfigError('config.json: "use_sliding_window": true is not supported');
+  const hiddenSize = int(json, 'hidden_size');
+  const numHeads = int(json, 'num_attention_heads');
+  const numKvHeads = int(json, 'num_key_value_heads', numHeads);
+  if (numHeads % numKvHeads !== 0) {
+    throw new ModelConfigError(`config.json: num_attention_heads ${numHeads} is not a multiple of num_key_value_heads ${numKvHeads}`);
+  }
+  const headDim = json.head_dim == null ? hiddenSize / numHeads : int(json, 'head_dim');
+  if (!Number.isInteger(headDim) || headDim % 2 !== 0) {
+    throw new ModelConfigError(`config.json: head dimension ${headDim} must be an even integer for RoPE`);
+  }
+  return {
+    architecture: 'llama',
+    vocabSize: int(json, 'vocab_size'),
+    hiddenSize,
+    numLayers: int(json, 'num_hidden_layers'),
+    numHeads,
+    numKvHeads,
+    headDim,
+    intermediateSize: int(json, 'intermediate_size'),
+    maxPositions: int(json, 'max_position_embeddings', 2048),
+    normEps: num(json, 'rms_norm_eps', 1e-6),
+    ropeTheta: num(json, 'rope_theta', 10000),
+    tieWordEmbeddings: json.tie_word_embeddings === true,
+    // Qwen2 has q/k/v biases without saying so in config.json.
+    attentionBias: json.attention_bias === true || modelType === 'qwen2',
+    qkNorm: modelType === 'qwen3',
+    bosTokenId: tokenId(json, 'bos_token_id'),
+    eosTokenId: tokenId(json, 'eos_token_id'),
+  };
+}
+
+/** The config.json a Hugging Face loader expects for `config` (used to save checkpoints). */
+export function configToHf(c: ModelConfig): Json {
+  if (c.architecture === 'gpt2') {
+    return {
+      model_type: 'gpt2',
+      architectures: ['GPT2LMHeadModel'],
+      vocab_size: c.vocabSize,
+      n_embd: c.hiddenSize,
+      n_layer: c.numLayers,
+      n_head: c.numHeads,
+      n_inner: c.intermediateSize,
+      n_positions: c.maxPositions,
+      layer_norm_epsilon: c.normEps,
+      activation_function: 'gelu_new',
+      bos_token_id: c.bosTokenId,
+      eos_token_id: c.eosTokenId,
+      tie_word_embeddings: true,
+    };
+  }
+  return {
+    model_type: c.qkNorm ? 'qwen3' : 'llama',
+    architectures: [c.qkNorm ? 'Qwen3ForCausalLM' : 'LlamaForCausalLM'],
+    vocab_size: c.vocabSize,
+    hidden_size: c.hiddenSize,
+    num_hidden_layers: c.numLayers,
+    num_attention_heads: c.numHeads,
+    num_key_value_heads: c.numKvHeads,
+    head_dim: c.headDim,
+    intermediate_size: c.intermediateSize,
+    max_position_embeddings: c.maxPositions,
+    rms_norm_eps: c.normEps,
+    rope_theta: c.ropeTheta,
+    tie_word_embeddings: c.tieWordEmbeddings,
+    attention_bias: c.attentionBias,
+    hidden_act: 'silu',
+    bos_token_id: c.bosTokenId,
+    eos_token_id: c.eosTokenId,
+  };
+}
