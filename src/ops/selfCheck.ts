@@ -3,6 +3,8 @@
 import type { GpuRuntime } from '../gpu/runtime';
 import { runLogprobs } from './logprobs';
 import { logprobsBackwardRef, logprobsForwardRef } from './logprobs.reference';
+import { runGroupAdvantage } from './groupAdvantage';
+import { groupAdvantageRef } from './groupAdvantage.reference';
 
 export interface KernelCheck {
   kernel: string;
@@ -64,6 +66,17 @@ export function checkLogprobs(rt: GpuRuntime): Promise<KernelCheck> {
   });
 }
 
+export function checkGroupAdvantage(rt: GpuRuntime): Promise<KernelCheck> {
+  return timed('group_advantage', 'advantages of 16 groups x 8 rollouts, some unscorable, scale_rewards="group"', 1e-4, async () => {
+    const rewards = noise(128, 4, 1).map((r, i) => (i % 13 === 0 ? NaN : r));
+    const options = { numGenerations: 8, scaleRewards: 'group', eps: 1e-4, multiObjectiveAggregation: 'sum_then_normalize', advantageEstimator: 'grpo' } as const;
+    const out = await runGroupAdvantage(rt, { rewards, criteria: 1, ...options });
+    const ref = groupAdvantageRef({ rewards, numCriteria: 1, ...options });
+    if (out.unscorable !== ref.unscorable || out.zeroStdGroups !== ref.zeroStdGroups) return Infinity;
+    return maxAbsDiff(out.advantages!, ref.advantages);
+  });
+}
+
 export async function runSelfCheck(rt: GpuRuntime): Promise<KernelCheck[]> {
-  return [await checkLogprobs(rt)];
+  return [await checkLogprobs(rt), await checkGroupAdvantage(rt)];
 }

@@ -1,0 +1,270 @@
+// Sampling one next token per sequence from logits, as Hugging Face generate does:
+// temperature, then top-k, then top-p (on the top-k renormalised distribution), then a draw.
+// One workgroup per row; every pass is a strided walk over the vocabulary + workgroup reduction.
+//
+// - temperature == 0 means greedy: argmax, lowest index on ties.
+// - top-k / top-p thresholds are found by bisection on the logit value (32 steps each), so no
+//   sort of 151,936 entries is needed: kept = { z >= theta }. Ties at the threshold are all kept.
+// - The uniform draw comes from a counter-based hash of (seed, row, step): the same seed gives
+//   the same tokens on the same device, and no random numbers travel from the host.
+// - The returned log-prob is log softmax(logits / temperature)[token] over the FULL vocabulary,
+//   i.e. what the training log-prob kernel computes, so it can serve as old_logprobs.
+// -inf logits (masked entries) are never sampled.
+
+const WG: u32 = 256u;
+const LOWEST: f32 = -3.4028234663852886e38;
+const NEG_INF_BITS: u32 = 0xff800000u;
+const BISECTION_STEPS: u32 = 32u;
+
+struct Params {
+  rows: u32,
+  vocab: u32,
+  inv_temperature: f32,   // 0 selects greedy decoding
+  top_k: u32,             // 0 disables
+  top_p: f32,             // 1 disables
+  seed: u32,
+  step: u32,
+  row_offset: u32,        // global index of row 0, so chunked batches draw the same numbers
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> logits: array<f32>;
+@group(0) @binding(2) var<storage, read_write> tokens: array<u32>;
+@group(0) @binding(3) var<storage, read_write> token_logprobs: array<f32>;
+
+var<workgroup> red_f: array<f32, WG>;
+var<workgroup> red_g: array<f32, WG>;
+var<workgroup> red_u: array<u32, WG>;
+
+fn is_neg_inf(x: f32) -> bool { return bitcast<u32>(x) == NEG_INF_BITS; }
+
+fn pcg(v: u32) -> u32 {
+  let state = v * 747796405u + 2891336453u;
+  let word = ((state >> ((state >> 28u) + 4u)) ^ state) * 277803737u;
+  return (word >> 22u) ^ word;
+}
+
+/** Uniform in [0, 1) with 24 random bits. */
+fn uniform01(seed: u32, row: u32, step: u32) -> f32 {
+  let h = pcg(seed ^ pcg(row ^ pcg(step)));
+  return f32(h >> 8u) / 16777216.0;
+}
+
+fn z_at(base: u32, i: u32) -> f32 {
+  return logits[base + i] * params.inv_temperature;
+}
+
+fn reduce_max(tid: u32, v: f32) -> f32 {
+  red_f[tid] = v;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (tid < s) { red_f[tid] = max(red_f[tid], red_f[tid + s]); }
+    workgroupBarrier();
+  }
+  // workgroupUniformLoad makes the result uniform, so later branches may hold barriers.
+  let r = workgroupUniformLoad(&red_f[0]);
+  workgroupBarrier();
+  return r;
+}
+
+fn reduce_min(tid: u32, v: f32) -> f32 {
+  red_f[tid] = v;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (tid < s) { red_f[tid] = min(red_f[tid], red_f[tid + s]); }
+    workgroupBarrier();
+  }
+  // workgroupUniformLoad makes the result uniform, so later branches may hold barriers.
+  let r = workgroupUniformLoad(&red_f[0]);
+  workgroupBarrier();
+  return r;
+}
+
+fn reduce_sum(tid: u32, v: f32) -> f32 {
+  red_f[tid] = v;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (tid < s) { red_f[tid] = red_f[tid] + red_f[tid + s]; }
+    workgroupBarrier();
+  }
+  // workgroupUniformLoad makes the result uniform, so later branches may hold barriers.
+  let r = workgroupUniformLoad(&red_f[0]);
+  workgroupBarrier();
+  return r;
+}
+
+fn reduce_count(tid: u32, v: u32) -> u32 {
+  red_u[tid] = v;
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (tid < s) { red_u[tid] = red_u[tid] + red_u[tid + s]; }
+    workgroupBarrier();
+  }
+  // workgroupUniformLoad makes the result uniform, so later branches may hold barriers.
+  let r = workgroupUniformLoad(&red_u[0]);
+  workgroupBarrier();
+  return r;
+}
+
+/** Σ exp(z - zmax) over entries with z >= theta. */
+fn kept_mass(tid: u32, base: u32, theta: f32, zmax: f32) -> f32 {
+  var s = 0.0;
+  for (var i = tid; i < params.vocab; i += WG) {
+    let raw = logits[base + i];
+    if (is_neg_inf(raw)) { continue; }
+    let z = raw * params.inv_temperature;
+    if (z >= theta) { s += exp(z - zmax); }
+  }
+  return reduce_sum(tid, s);
+}
+
+@compute @workgroup_size(WG)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) tid: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= params.rows) { return; } // uniform per workgroup: safe before barriers
+  let vocab = params.vocab;
+  let base = row * vocab;
+
+  if (params.inv_temperature == 0.0) {
+    // Greedy: argmax of the raw logits, lowest index on ties.
+    var best = LOWEST;
+    var best_i = 0xffffffffu;
+    for (var i = tid; i < vocab; i += WG) {
+      let raw = logits[base + i];
+      if (!is_neg_inf(raw) && (raw > best || best_i == 0xffffffffu)) { best = raw; best_i = i; }
+    }
+    red_f[tid] = best;
+    red_u[tid] = best_i;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s = s / 2u) {
+      if (tid < s) {
+        let o = tid + s;
+        let take = red_u[o] != 0xffffffffu &&
+          (red_u[tid] == 0xffffffffu || red_f[o] > red_f[tid] || (red_f[o] == red_f[tid] && red_u[o] < red_u[tid]));
+        if (take) { red_f[tid] = red_f[o]; red_u[tid] = red_u[o]; }
+      }
+      workgroupBarrier();
+    }
+    if (tid == 0u) {
+      tokens[row] = red_u[0];
+      token_logprobs[row] = 0.0; // a point mass: log 1
+    }
+    return;
+  }
+
+  // Range of finite scaled logits.
+  var lmax = LOWEST;
+  var lmin = 3.4028234663852886e38;
+  var finite = 0u;
+  for (var i = tid; i < vocab; i += WG) {
+    let raw = logits[base + i];
+    if (is_neg_inf(raw)) { continue; }
+    let z = raw * params.inv_temperature;
+    lmax = max(lmax, z);
+    lmin = min(lmin, z);
+    finite += 1u;
+  }
+  let zmax = reduce_max(tid, lmax);
+  let zmin = reduce_min(tid, lmin);
+  let count_finite = reduce_count(tid, finite);
+
+  // Top-k: the largest theta with count(z >= theta) >= k.
+  var theta = zmin;
+  if (params.top_k > 0u && params.top_k < count_finite) {
+    var lo = zmin;
+    var hi = zmax;
+    for (var it = 0u; it < BISECTION_STEPS; it++) {
+      let mid = lo + (hi - lo) * 0.5;
+      var c = 0u;
+      for (var i = tid; i < vocab; i += WG) {
+        let raw = logits[base + i];
+        if (!is_neg_inf(raw) && raw * params.inv_temperature >= mid) { c += 1u; }
+      }
+      if (reduce_count(tid, c) >= params.top_k) { lo = mid; } else { hi = mid; }
+    }
+    // If hi itself still keeps k entries (e.g. ties at the max), it is the tighter threshold.
+    theta = lo;
+  }
+
+  // Top-p on the top-k distribution: the largest theta' >= theta keeping mass >= top_p.
+  if (params.top_p < 1.0) {
+    let total_k = kept_mass(tid, base, theta, zmax);
+    var lo = theta;
+    var hi = zmax;
+    for (var it = 0u; it < BISECTION_STEPS; it++) {
+      let mid = lo + (hi - lo) * 0.5;
+      if (kept_mass(tid, base, mid, zmax) >= params.top_p * total_k) { lo = mid; } else { hi = mid; }
+    }
+    if (kept_mass(tid, base, hi, zmax) >= params.top_p * total_k) { lo = hi; }
+    theta = lo;
+  }
+
+  // Draw: contiguous chunk per thread, chunk masses, scan, the owning thread walks its chunk.
+  let chunk = (vocab + WG - 1u) / WG;
+  let begin = min(tid * chunk, vocab);
+  let end = min(begin + chunk, vocab);
+  var mass = 0.0;
+  var last_kept = 0xffffffffu;
+  for (var i = begin; i < end; i++) {
+    let raw = logits[base + i];
+    if (is_neg_inf(raw)) { continue; }
+    let z = raw * params.inv_temperature;
+    if (z >= theta) { mass += exp(z - zmax); last_kept = i; }
+  }
+  red_g[tid] = mass;
+  workgroupBarrier();
+  if (tid == 0u) {
+    // Exclusive prefix sum over 256 chunk masses, in a fixed order (deterministic).
+    var acc = 0.0;
+    for (var t = 0u; t < WG; t++) {
+      let m = red_g[t];
+      red_g[t] = acc;
+      acc += m;
+    }
+    red_f[0] = acc;
+  }
+  workgroupBarrier();
+  let total = red_f[0];
+  let draw = uniform01(params.seed, params.row_offset + row, params.step) * total;
+  let start = red_g[tid];
+  // The last non-empty chunk also owns any draw pushed past the total by rounding.
+  red_u[tid] = select(0u, tid + 1u, mass > 0.0);
+  workgroupBarrier();
+  for (var s = WG / 2u; s > 0u; s = s / 2u) {
+    if (tid < s) { red_u[tid] = max(red_u[tid], red_u[tid + s]); }
+    workgroupBarrier();
+  }
+  let last_chunk_owner = red_u[0] - 1u;
+  workgroupBarrier();
+  red_u[0] = 0xffffffffu;
+  workgroupBarrier();
+  let owns = mass > 0.0 && ((draw >= start && draw < start + mass) || (tid == last_chunk_owner && draw >= start + mass));
+  if (owns) {
+    var acc = start;
+    var chosen = last_kept;
+    for (var i = begin; i < end; i++) {
+      let raw = logits[base + i];
+      if (is_neg_inf(raw)) { continue; }
+      let z = raw * params.inv_temperature;
+      if (z < theta) { continue; }
+      acc += exp(z - zmax);
+      if (draw < acc) { chosen = i; break; }
+    }
+    red_u[0] = chosen;
+  }
+  workgroupBarrier();
+  let token = red_u[0];
+
+  // Log-prob of the token under the full temperature-scaled distribution.
+  var full = 0.0;
+  for (var i = tid; i < vocab; i += WG) {
+    let raw = logits[base + i];
+    if (!is_neg_inf(raw)) { full += exp(raw * params.inv_temperature - zmax); }
+  }
+  let log_z = log(reduce_sum(tid, full));
+  if (tid == 0u) {
+    tokens[row] = token;
+    token_logprobs[row] = (z_at(base, token) - zmax) - log_z;
+  }
+}

@@ -1,0 +1,79 @@
+// Launcher for shaders/sample.wgsl: one sampled next token (and its log-prob) per sequence.
+import code from '../../shaders/sample.wgsl?raw';
+import type { GpuRuntime } from '../gpu/runtime';
+import type { Recorder } from '../gpu/recorder';
+import type { KernelSpec } from '../gpu/pipelineCache';
+import type { SampleOptions } from './sample.reference';
+
+const SAMPLE: KernelSpec = {
+  name: 'sample',
+  code,
+  entryPoint: 'main',
+  bindings: ['uniform', 'read-only-storage', 'storage', 'storage'],
+};
+
+export interface SampleShape extends SampleOptions {
+  rows: number;
+  vocab: number;
+  /** Global index of row 0 (the draw depends on it), default 0. */
+  rowOffset?: number;
+}
+
+export function validateSampleOptions(o: SampleShape): void {
+  if (!Number.isInteger(o.rows) || o.rows < 1) throw new RangeError(`rows must be a positive integer, got ${o.rows}`);
+  if (!Number.isInteger(o.vocab) || o.vocab < 1) throw new RangeError(`vocab must be a positive integer, got ${o.vocab}`);
+  if (!(o.temperature >= 0) || !Number.isFinite(o.temperature)) {
+    throw new RangeError(`temperature must be a finite number >= 0 (0 = greedy), got ${o.temperature}`);
+  }
+  if (!Number.isInteger(o.topK) || o.topK < 0) throw new RangeError(`top_k must be an integer >= 0 (0 disables), got ${o.topK}`);
+  if (!(o.topP > 0 && o.topP <= 1)) throw new RangeError(`top_p must be in (0, 1], got ${o.topP}`);
+  for (const [name, v] of [['seed', o.seed], ['step', o.step], ['row_offset', o.rowOffset ?? 0]] as const) {
+    if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new RangeError(`${name} must be a 32-bit unsigned integer, got ${v}`);
+  }
+}
+
+export interface SampleBuffers {
+  tokens: GPUBuffer;
+  logprobs: GPUBuffer;
+}
+
+/** Records one draw per row of `logits` ([rows, vocab]); returns pooled [rows] buffers. */
+export function recordSample(rt: GpuRuntime, rec: Recorder, logits: GPUBuffer, o: SampleShape): SampleBuffers {
+  validateSampleOptions(o);
+  const tokens = rt.storage(o.rows * 4, 'sample.tokens');
+  const logprobs = rt.storage(o.rows * 4, 'sample.logprobs');
+  const data = new ArrayBuffer(32);
+  const u32 = new Uint32Array(data);
+  const f32 = new Float32Array(data);
+  u32[0] = o.rows;
+  u32[1] = o.vocab;
+  f32[2] = o.temperature === 0 ? 0 : 1 / o.temperature;
+  u32[3] = o.topK;
+  f32[4] = o.topP;
+  u32[5] = o.seed >>> 0;
+  u32[6] = o.step >>> 0;
+  u32[7] = (o.rowOffset ?? 0) >>> 0;
+  const [x, y] = rt.grid(o.rows);
+  rec.dispatch(rt.pipeline(SAMPLE), [rec.uniform(u32), logits, tokens, logprobs], x, y);
+  return { tokens, logprobs };
+}
+
+/** Host wrapper: uploads logits, samples, reads back tokens and log-probs. */
+export async function runSample(
+  rt: GpuRuntime,
+  logits: Float32Array,
+  o: SampleShape,
+): Promise<{ tokens: Uint32Array; logprobs: Float32Array }> {
+  if (logits.length !== o.rows * o.vocab) throw new RangeError(`logits has ${logits.length} values, expected rows*vocab = ${o.rows * o.vocab}`);
+  const rec = rt.recorder('sample');
+  const input = rt.upload(logits, 'sample.logits');
+  const out = recordSample(rt, rec, input, o);
+  const tokens = rec.readU32(out.tokens, o.rows);
+  const logprobs = rec.readF32(out.logprobs, o.rows);
+  try {
+    await rec.submit();
+    return { tokens: await tokens, logprobs: await logprobs };
+  } finally {
+    rt.release(input, out.tokens, out.logprobs);
+  }
+}
