@@ -1,0 +1,53 @@
+// One AdamW step of one parameter tensor: torch.optim.AdamW (amsgrad=False, maximize=False) in
+// torch's operation order, on the gradient clipped by the global norm of grad_norm.wgsl:
+//   if step_state.finite != 1: return          (params, m and v untouched: the step is skipped)
+//   g = grad * clip_scale
+//   p = p * (1 - lr * weight_decay)             (decoupled weight decay, before the update)
+//   m = beta1 * m + (1 - beta1) * g
+//   v = beta2 * v + (1 - beta2) * g^2
+//   p = p - (lr / (1 - beta1^t)) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+// The host computes 1 - lr*wd, 1 - beta1, 1 - beta2, lr / (1 - beta1^t) and sqrt(1 - beta2^t)
+// in float64 and passes them rounded to f32: in f32, 1 - 0.999 keeps only ~4 significant digits.
+// One thread per element; the grid may be 2-D for tensors of more than 65535 workgroups.
+
+const WG: u32 = 256u;
+const ONE_BITS: u32 = 0x3f800000u;
+
+struct Params {
+  count: u32,
+  beta1: f32,
+  beta2: f32,
+  one_minus_beta1: f32,
+  one_minus_beta2: f32,
+  // 1 - lr * weight_decay
+  decay: f32,
+  // lr / (1 - beta1^t)
+  step_size: f32,
+  // sqrt(1 - beta2^t)
+  bias_correction2_sqrt: f32,
+  eps: f32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> grad: array<f32>;
+// [grad_norm, clip_scale, finite, non-finite count] as f32 bits, from grad_norm.wgsl:finish.
+@group(0) @binding(2) var<storage, read> step_state: array<u32>;
+@group(0) @binding(3) var<storage, read_write> param: array<f32>;
+// torch's exp_avg and exp_avg_sq.
+@group(0) @binding(4) var<storage, read_write> exp_avg: array<f32>;
+@group(0) @binding(5) var<storage, read_write> exp_avg_sq: array<f32>;
+
+@compute @workgroup_size(WG)
+fn adamw_step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+              @builtin(local_invocation_index) tid: u32) {
+  let i = (wid.x + wid.y * nwg.x) * WG + tid;
+  // The flag is compared as bits: exactly 1.0 means finite.
+  if (i >= params.count || step_state[2] != ONE_BITS) { return; }
+  let g = grad[i] * bitcast<f32>(step_state[1]);
+  let m = params.beta1 * exp_avg[i] + params.one_minus_beta1 * g;
+  let v = params.beta2 * exp_avg_sq[i] + params.one_minus_beta2 * g * g;
+  let denom = sqrt(v) / params.bias_correction2_sqrt + params.eps;
+  param[i] = param[i] * params.decay - params.step_size * (m / denom);
+  exp_avg[i] = m;
+  exp_avg_sq[i] = v;
+}

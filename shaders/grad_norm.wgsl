@@ -1,0 +1,172 @@
+// Global L2 norm of many gradient tensors, and the clip coefficient of
+// torch.nn.utils.clip_grad_norm_ (norm_type 2), all on the GPU so a step reads nothing back:
+//   grad_norm  = sqrt(sum_t sum_i g_ti^2)
+//   clip_scale = min(1, max_grad_norm / (grad_norm + 1e-6))   (1 when clipping is off)
+//   finite     = grad_norm is neither NaN nor Inf; when it is not, clip_scale = 0 and the
+//                AdamW kernel skips the step.
+// Written to step_state (f32): [grad_norm, clip_scale, finite (1 or 0), non-finite entries].
+//
+// Three passes, deterministic (a fixed element -> thread -> workgroup assignment and fixed tree
+// orders, so the same gradients give the same bits on every run):
+//   partial_sums  per tensor: up to MAX_PARTIALS workgroups (host-chosen) grid-stride over the
+//                 tensor and tree-reduce to one partial (sum of squares, NaN count, Inf count);
+//   tensor_sums   one workgroup per tensor reduces that tensor's partials -> tensor_stats;
+//   finish        one workgroup reduces the per-tensor values -> step_state.
+// Entries are loaded as u32 and tested on bits (fast-math compilers may fold x != x away);
+// non-finite ones are counted and kept out of the sums. A NaN entry makes the norm NaN, else an
+// infinite entry or an f32 overflow of the sum makes it +Inf, which is what torch's f32 norm gives.
+
+const WG: u32 = 256u;
+const ABS_MASK: u32 = 0x7fffffffu;
+const INF_BITS: u32 = 0x7f800000u;
+const NAN_BITS: u32 = 0x7fc00000u;
+const ONE_BITS: u32 = 0x3f800000u;
+// torch.nn.utils.clip_grad_norm_: clip_coef = max_norm / (total_norm + 1e-6).
+const CLIP_EPS: f32 = 1e-6;
+
+struct Params {
+  // partial_sums: elements of this tensor; tensor_sums and finish: number of tensors.
+  count: u32,
+  // partial_sums: this tensor's first slot in the partials array.
+  base: u32,
+  // finish: the clipping threshold, used when clip == 1.
+  max_grad_norm: f32,
+  clip: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+// partial_sums: the gradient (f32 bits); tensor_sums: partials; finish: tensor_stats.
+@group(0) @binding(1) var<storage, read> src: array<u32>;
+// partial_sums: partials [3 per slot: sum bits, NaN count, Inf count];
+// tensor_sums: tensor_stats [T sums of squares (f32 bits), then T non-finite counts];
+// finish: step_state [4 f32].
+@group(0) @binding(2) var<storage, read_write> dst: array<u32>;
+// tensor_sums only: [T + 1] first partial slot of each tensor, then the end.
+@group(0) @binding(3) var<storage, read> offsets: array<u32>;
+
+var<workgroup> wg_sum: array<f32, WG>;
+var<workgroup> wg_a: array<u32, WG>;
+var<workgroup> wg_b: array<u32, WG>;
+
+fn is_nan_bits(u: u32) -> bool {
+  return (u & ABS_MASK) > INF_BITS;
+}
+
+fn is_inf_bits(u: u32) -> bool {
+  return (u & ABS_MASK) == INF_BITS;
+}
+
+// Tree reduction (sums) of one f32 and two u32 values per thread; the result lands in index 0.
+// Must be called in uniform control flow.
+fn reduce(tid: u32, sum: f32, a: u32, b: u32) {
+  wg_sum[tid] = sum;
+  wg_a[tid] = a;
+  wg_b[tid] = b;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
+    if (tid < stride) {
+      wg_sum[tid] += wg_sum[tid + stride];
+      wg_a[tid] += wg_a[tid + stride];
+      wg_b[tid] += wg_b[tid + stride];
+    }
+    workgroupBarrier();
+  }
+}
+
+@compute @workgroup_size(WG)
+fn partial_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) tid: u32) {
+  let stride = nwg.x * WG;
+  var sum = 0.0;
+  var nan = 0u;
+  var inf = 0u;
+  for (var i = wid.x * WG + tid; i < params.count; i += stride) {
+    let u = src[i];
+    if (is_nan_bits(u)) {
+      nan += 1u;
+    } else if (is_inf_bits(u)) {
+      inf += 1u;
+    } else {
+      let g = bitcast<f32>(u);
+      sum += g * g;
+    }
+  }
+  reduce(tid, sum, nan, inf);
+  if (tid == 0u) {
+    let slot = 3u * (params.base + wid.x);
+    dst[slot] = bitcast<u32>(wg_sum[0]);
+    dst[slot + 1u] = wg_a[0];
+    dst[slot + 2u] = wg_b[0];
+  }
+}
+
+@compute @workgroup_size(WG)
+fn tensor_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) tid: u32) {
+  let t = wid.x + wid.y * nwg.x;
+  // Uniform control flow: every thread of a workgroup agrees on `in_range`.
+  let in_range = t < params.count;
+  var sum = 0.0;
+  var nan = 0u;
+  var inf = 0u;
+  if (in_range) {
+    for (var p = offsets[t] + tid; p < offsets[t + 1u]; p += WG) {
+      sum += bitcast<f32>(src[3u * p]);
+      nan += src[3u * p + 1u];
+      inf += src[3u * p + 2u];
+    }
+  }
+  reduce(tid, sum, nan, inf);
+  if (in_range && tid == 0u) {
+    // Sums of squares are >= 0, so the f32 sum is finite or +Inf (overflow), never NaN.
+    var bits = bitcast<u32>(wg_sum[0]);
+    if (wg_a[0] > 0u) {
+      bits = NAN_BITS;
+    } else if (wg_b[0] > 0u) {
+      bits = INF_BITS;
+    }
+    dst[t] = bits;
+    dst[params.count + t] = wg_a[0] + wg_b[0];
+  }
+}
+
+@compute @workgroup_size(WG)
+fn finish(@builtin(local_invocation_index) tid: u32) {
+  let tensors = params.count;
+  var sum = 0.0;
+  var nan_tensors = 0u;
+  var nonfinite = 0u;
+  for (var t = tid; t < tensors; t += WG) {
+    let u = src[t];
+    if (is_nan_bits(u)) {
+      nan_tensors += 1u;
+    } else {
+      // +Inf (an infinite entry or an overflow) stays +Inf through the sum.
+      sum += bitcast<f32>(u);
+    }
+    nonfinite += src[tensors + t];
+  }
+  reduce(tid, sum, nan_tensors, nonfinite);
+  if (tid == 0u) {
+    var norm_bits = NAN_BITS;
+    if (wg_a[0] == 0u) {
+      let total = wg_sum[0];
+      if (is_inf_bits(bitcast<u32>(total))) {
+        norm_bits = INF_BITS;
+      } else {
+        norm_bits = bitcast<u32>(sqrt(total));
+      }
+    }
+    let finite = (norm_bits & ABS_MASK) < INF_BITS;
+    var clip_bits = ONE_BITS;
+    if (!finite) {
+      clip_bits = 0u;
+    } else if (params.clip == 1u) {
+      clip_bits = bitcast<u32>(min(1.0, params.max_grad_norm / (bitcast<f32>(norm_bits) + CLIP_EPS)));
+    }
+    dst[0] = norm_bits;
+    dst[1] = clip_bits;
+    dst[2] = select(0u, ONE_BITS, finite);
+    dst[3] = bitcast<u32>(f32(wg_b[0]));
+  }
+}

@@ -1,0 +1,193 @@
+// Launcher for shaders/grad_norm.wgsl: the global L2 norm of many gradient tensors, the clip
+// coefficient of torch.nn.utils.clip_grad_norm_ and a finite flag, written on the GPU into a
+// small "step state" buffer that the AdamW kernel reads. Nothing is read back unless asked.
+import code from '../../shaders/grad_norm.wgsl?raw';
+import type { GpuRuntime } from '../gpu/runtime';
+import type { Binding, Recorder } from '../gpu/recorder';
+import type { KernelSpec } from '../gpu/pipelineCache';
+
+const WORKGROUP = 256;
+/** Elements per thread a partial-sum workgroup covers before another workgroup is added. */
+const ITEMS_PER_THREAD = 8;
+/** Most workgroups (partials) per tensor; past that, threads stride further. */
+const MAX_PARTIALS = 256;
+
+const PARTIALS: KernelSpec = {
+  name: 'grad_norm',
+  code,
+  entryPoint: 'partial_sums',
+  bindings: ['uniform', 'read-only-storage', 'storage'],
+};
+const TENSOR_SUMS: KernelSpec = {
+  name: 'grad_norm',
+  code,
+  entryPoint: 'tensor_sums',
+  bindings: ['uniform', 'read-only-storage', 'storage', 'read-only-storage'],
+};
+const FINISH: KernelSpec = {
+  name: 'grad_norm',
+  code,
+  entryPoint: 'finish',
+  bindings: ['uniform', 'read-only-storage', 'storage'],
+};
+
+/** Float index of each scalar in the step-state buffer (STEP_STATE_FLOATS f32 values). */
+export const STEP_STATE = { gradNorm: 0, clipScale: 1, finite: 2, nonfiniteCount: 3 } as const;
+export const STEP_STATE_FLOATS = 4;
+
+/** One gradient tensor: `count` f32 values at the start of `grad` (a buffer or an aligned range). */
+export interface GradTensor {
+  grad: Binding;
+  count: number;
+}
+
+export interface GradNormOptions {
+  /** Hugging Face Trainer's name and default (1.0); null or 0 turns clipping off. */
+  max_grad_norm?: number | null;
+}
+
+/** Pooled buffers written by recordGradNorm; the caller releases both. */
+export interface GradNormBuffers {
+  /** [STEP_STATE_FLOATS] f32: grad_norm, clip_scale, finite (1 or 0), non-finite entry count. */
+  stepState: GPUBuffer;
+  /**
+   * [2T] 32-bit: T f32 sums of squares, one per tensor (NaN if it holds a NaN, +Inf if an
+   * infinity or an f32 overflow), then T u32 counts of non-finite entries.
+   */
+  tensorStats: GPUBuffer;
+}
+
+export interface StepState {
+  gradNorm: number;
+  clipScale: number;
+  /** False when the norm is NaN or infinite: the AdamW kernels skip the step. */
+  finite: boolean;
+  nonfiniteCount: number;
+}
+
+/** Bytes a binding covers. */
+export function bindingBytes(binding: Binding): number {
+  if ('buffer' in binding) return binding.size ?? binding.buffer.size - (binding.offset ?? 0);
+  return binding.size;
+}
+
+/** Checks that `binding` holds `count` f32 values at an offset the device accepts. */
+export function checkTensorBinding(rt: GpuRuntime, binding: Binding, count: number, label: string): void {
+  if (!Number.isInteger(count) || count < 1) throw new RangeError(`${label}: count must be a positive integer, got ${count}`);
+  const offset = 'buffer' in binding ? (binding.offset ?? 0) : 0;
+  const align = rt.device.limits.minStorageBufferOffsetAlignment;
+  if (offset % align !== 0) {
+    throw new RangeError(`${label}: binding offset ${offset} is not a multiple of minStorageBufferOffsetAlignment (${align})`);
+  }
+  const bytes = bindingBytes(binding);
+  if (count * 4 > bytes) throw new RangeError(`${label}: ${count} f32 values need ${count * 4} bytes, the binding has ${bytes}`);
+  if (count * 4 > rt.device.limits.maxStorageBufferBindingSize) {
+    throw new RangeError(
+      `${label}: ${count} f32 values exceed this GPU's storage binding limit of ${rt.device.limits.maxStorageBufferBindingSize} bytes`,
+    );
+  }
+}
+
+/** max_grad_norm as [threshold, clip on]; undefined means Trainer's default 1.0. */
+export function resolveMaxGradNorm(value: number | null | undefined): [number, boolean] {
+  if (value === undefined) return [1, true];
+  if (value === null || value === 0) return [0, false];
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new RangeError(`max_grad_norm must be a finite number > 0, or 0 / null for no clipping; got ${value}`);
+  }
+  return [value, true];
+}
+
+/** Workgroups (partials) the first pass uses for a tensor of `count` elements. */
+export function partialsFor(count: number): number {
+  return Math.min(MAX_PARTIALS, Math.ceil(count / (WORKGROUP * ITEMS_PER_THREAD)));
+}
+
+/**
+ * Records the three passes for `tensors` (3 + T dispatches, no readback). Returns pooled
+ * buffers; pass `stepState` to recordAdamW, read it with readStepState, release both.
+ */
+export function recordGradNorm(
+  rt: GpuRuntime,
+  rec: Recorder,
+  tensors: readonly GradTensor[],
+  options: GradNormOptions = {},
+): GradNormBuffers {
+  if (tensors.length < 1) throw new RangeError('tensors must list at least one gradient tensor');
+  const [maxNorm, clip] = resolveMaxGradNorm(options.max_grad_norm);
+  tensors.forEach((t, k) => checkTensorBinding(rt, t.grad, t.count, `tensors[${k}].grad`));
+  const count = tensors.length;
+  const offsets = new Uint32Array(count + 1);
+  for (let k = 0; k < count; k++) offsets[k + 1] = offsets[k] + partialsFor(tensors[k].count);
+
+  const partials = rec.scratch(offsets[count] * 12, 'grad_norm.partials');
+  const table = rec.scratch(offsets.byteLength, 'grad_norm.offsets');
+  rt.device.queue.writeBuffer(table, 0, offsets);
+  const tensorStats = rt.storage(count * 8, 'grad_norm.tensor_stats');
+  const stepState = rt.storage(STEP_STATE_FLOATS * 4, 'step_state');
+
+  const partialKernel = rt.pipeline(PARTIALS);
+  tensors.forEach((t, k) => {
+    const params = rec.uniform(paramsFor(t.count, offsets[k], 0, false));
+    rec.dispatch(partialKernel, [params, t.grad, partials], offsets[k + 1] - offsets[k]);
+  });
+  const [x, y] = rt.grid(count);
+  rec.dispatch(rt.pipeline(TENSOR_SUMS), [rec.uniform(paramsFor(count, 0, 0, false)), partials, tensorStats, table], x, y);
+  rec.dispatch(rt.pipeline(FINISH), [rec.uniform(paramsFor(count, 0, maxNorm, clip)), tensorStats, stepState], 1);
+  return { stepState, tensorStats };
+}
+
+function paramsFor(count: number, base: number, maxGradNorm: number, clip: boolean): Uint32Array {
+  const data = new ArrayBuffer(16);
+  const u32 = new Uint32Array(data);
+  u32[0] = count;
+  u32[1] = base;
+  new Float32Array(data)[2] = maxGradNorm;
+  u32[3] = clip ? 1 : 0;
+  return u32;
+}
+
+/** Schedules a readback of the step state (16 bytes); resolves after `rec.submit()`. */
+export async function readStepState(rec: Recorder, stepState: Binding): Promise<StepState> {
+  const buffer = 'buffer' in stepState ? stepState.buffer : stepState;
+  const offset = 'buffer' in stepState ? (stepState.offset ?? 0) : 0;
+  const s = await rec.readF32(buffer, STEP_STATE_FLOATS, offset / 4);
+  return {
+    gradNorm: s[STEP_STATE.gradNorm],
+    clipScale: s[STEP_STATE.clipScale],
+    finite: s[STEP_STATE.finite] === 1,
+    nonfiniteCount: s[STEP_STATE.nonfiniteCount],
+  };
+}
+
+export interface GradNormHostOutput {
+  state: StepState;
+  /** Sum of squares per tensor (NaN / Infinity as in GradNormBuffers.tensorStats). */
+  tensorSumSquares: Float32Array;
+  tensorNonfinite: Uint32Array;
+}
+
+/** Host arrays in: uploads, records, submits once, reads back the state and per-tensor stats. */
+export async function runGradNorm(
+  rt: GpuRuntime,
+  grads: readonly Float32Array[],
+  options: GradNormOptions = {},
+): Promise<GradNormHostOutput> {
+  grads.forEach((g, k) => {
+    if (g.length < 1) throw new RangeError(`grads[${k}] is empty`);
+  });
+  const rec = rt.recorder('grad_norm');
+  const uploaded = grads.map((g, k) => rt.upload(g, `grads[${k}]`));
+  const owned = [...uploaded];
+  try {
+    const out = recordGradNorm(rt, rec, uploaded.map((grad, k) => ({ grad, count: grads[k].length })), options);
+    owned.push(out.stepState, out.tensorStats);
+    const state = readStepState(rec, out.stepState);
+    const sums = rec.readF32(out.tensorStats, grads.length);
+    const counts = rec.readU32(out.tensorStats, grads.length, grads.length);
+    await rec.submit();
+    return { state: await state, tensorSumSquares: await sums, tensorNonfinite: await counts };
+  } finally {
+    rt.release(...owned);
+  }
+}

@@ -1,0 +1,157 @@
+// Page-side cases for test/browser/optimizer.test.ts: the global grad norm and AdamW kernels on
+// a real GPUDevice. Inputs and outputs are plain JSON-able data.
+import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { recordAdamW, recordOptimizerStep, runOptimizerStep, type AdamWOptions } from '../../../src/ops/adamw';
+import { readStepState, recordGradNorm, runGradNorm, type GradNormOptions, type StepState } from '../../../src/ops/gradNorm';
+
+/** Grad i of a patterned tensor: exact in f32, so the Node side can sum squares exactly. */
+function pattern(count: number): Float32Array {
+  return Float32Array.from({ length: count }, (_, i) => ((i % 97) - 48) / 64);
+}
+
+export interface GradNormInput extends GradNormOptions {
+  grads: number[][];
+  /** Sizes of extra tensors filled with pattern(count), appended after `grads`. */
+  patterned?: number[];
+  /** Runs the same input this many times (determinism). */
+  repeat?: number;
+}
+
+export async function gradNorm(rt: GpuRuntime, input: GradNormInput) {
+  const grads = [...input.grads.map((g) => new Float32Array(g)), ...(input.patterned ?? []).map(pattern)];
+  const runs = [];
+  for (let r = 0; r < (input.repeat ?? 1); r++) {
+    const out = await runGradNorm(rt, grads, { max_grad_norm: input.max_grad_norm });
+    runs.push({ state: out.state, tensorSumSquares: Array.from(out.tensorSumSquares), tensorNonfinite: Array.from(out.tensorNonfinite) });
+  }
+  return runs;
+}
+
+export interface StepsInput {
+  tensors: { param: number[]; m?: number[]; v?: number[]; weight_decay?: number }[];
+  steps: { grads: number[][]; step: number; learning_rate: number }[];
+  options: Omit<AdamWOptions, 'learning_rate'> & GradNormOptions;
+  /** Read params, m and v back after every step (in a separate submission). */
+  snapshots?: boolean;
+}
+
+interface Snapshot {
+  params: number[][];
+  m: number[][];
+  v: number[][];
+}
+
+/**
+ * Keeps params, m and v on the GPU across steps, as a trainer does. Each step writes new grads
+ * with queue.writeBuffer, records norm + AdamW into one recording, reads back only the step
+ * state, and reports the runtime counters' deltas for that step.
+ */
+export async function optimizerSteps(rt: GpuRuntime, input: StepsInput) {
+  const tensors = input.tensors.map((t, k) => {
+    const n = t.param.length;
+    return {
+      param: rt.upload(new Float32Array(t.param), `param${k}`),
+      m: rt.upload(t.m ? new Float32Array(t.m) : new Float32Array(n), `m${k}`),
+      v: rt.upload(t.v ? new Float32Array(t.v) : new Float32Array(n), `v${k}`),
+      grad: rt.storage(n * 4, `grad${k}`),
+      count: n,
+      weight_decay: t.weight_decay,
+    };
+  });
+  const snapshot = async (): Promise<Snapshot> => {
+    const rec = rt.recorder('snapshot');
+    const reads = tensors.map((t) => [t.param, t.m, t.v].map((b) => rec.readF32(b, t.count)));
+    await rec.submit();
+    const values = await Promise.all(reads.map((r) => Promise.all(r)));
+    return {
+      params: values.map((r) => Array.from(r[0])),
+      m: values.map((r) => Array.from(r[1])),
+      v: values.map((r) => Array.from(r[2])),
+    };
+  };
+  const steps: { state: StepState; submits: number; readbacks: number; bytesRead: number; dispatches: number; after?: Snapshot }[] = [];
+  try {
+    for (const s of input.steps) {
+      s.grads.forEach((g, k) => rt.device.queue.writeBuffer(tensors[k].grad, 0, new Float32Array(g)));
+      const before = { ...rt.counters };
+      const rec = rt.recorder('optimizer step');
+      const bufs = recordOptimizerStep(rt, rec, tensors, { ...input.options, step: s.step, learning_rate: s.learning_rate });
+      const state = readStepState(rec, bufs.stepState);
+      await rec.submit();
+      const after = rt.counters;
+      rt.release(bufs.stepState, bufs.tensorStats);
+      steps.push({
+        state: await state,
+        submits: after.submits - before.submits,
+        readbacks: after.readbacks - before.readbacks,
+        bytesRead: after.bytesRead - before.bytesRead,
+        dispatches: after.dispatches - before.dispatches,
+        ...(input.snapshots ? { after: await snapshot() } : {}),
+      });
+    }
+    return { steps, final: await snapshot() };
+  } finally {
+    for (const t of tensors) rt.release(t.param, t.m, t.v, t.grad);
+  }
+}
+
+/** One host-helper step (runOptimizerStep) on explicit arrays. */
+export async function hostStep(
+  rt: GpuRuntime,
+  input: { tensors: { param: number[]; grad: number[]; weight_decay?: number }[]; options: Parameters<typeof runOptimizerStep>[2] },
+) {
+  const out = await runOptimizerStep(
+    rt,
+    input.tensors.map((t) => ({ param: new Float32Array(t.param), grad: new Float32Array(t.grad), weight_decay: t.weight_decay })),
+    input.options,
+  );
+  return { params: out.params.map((p) => Array.from(p)), m: out.m.map((a) => Array.from(a)), v: out.v.map((a) => Array.from(a)), state: out.state };
+}
+
+/** Bad calls: each entry is "ErrorName: message"; `dispatches` counts what they recorded (0). */
+export async function badCalls(rt: GpuRuntime) {
+  const small = rt.storage(64, 'small'); // pooled: 256 bytes, 64 f32
+  const p = rt.storage(64, 'p');
+  const m = rt.storage(64, 'm');
+  const v = rt.storage(64, 'v');
+  const g = rt.storage(64, 'g');
+  const state = rt.storage(16, 'state');
+  const ok = { param: p, grad: g, m, v, count: 16 };
+  const lr = { learning_rate: 0.1 };
+  const rec = rt.recorder('bad calls');
+  const before = rt.counters.dispatches;
+  const attempts: [string, () => unknown][] = [
+    ['count too large', () => recordOptimizerStep(rt, rec, [{ ...ok, count: 100 }], { ...lr, step: 1 })],
+    ['count zero', () => recordOptimizerStep(rt, rec, [{ ...ok, count: 0 }], { ...lr, step: 1 })],
+    ['step zero', () => recordOptimizerStep(rt, rec, [ok], { ...lr, step: 0 })],
+    ['beta2 one', () => recordOptimizerStep(rt, rec, [ok], { ...lr, step: 1, adam_beta2: 1 })],
+    ['negative lr', () => recordOptimizerStep(rt, rec, [ok], { learning_rate: -1, step: 1 })],
+    ['negative eps', () => recordOptimizerStep(rt, rec, [ok], { ...lr, step: 1, adam_epsilon: -1 })],
+    ['negative max_grad_norm', () => recordOptimizerStep(rt, rec, [ok], { ...lr, step: 1, max_grad_norm: -1 })],
+    ['no tensors', () => recordOptimizerStep(rt, rec, [], { ...lr, step: 1 })],
+    ['bad tensor weight_decay', () => recordOptimizerStep(rt, rec, [ok, { ...ok, weight_decay: NaN }], { ...lr, step: 1 })],
+    ['short m', () => recordOptimizerStep(rt, rec, [{ ...ok, m: { buffer: small, size: 32 } }], { ...lr, step: 1 })],
+    ['misaligned grad', () => recordOptimizerStep(rt, rec, [{ ...ok, grad: { buffer: g, offset: 4, size: 64 } }], { ...lr, step: 1 })],
+    ['small step state', () => recordAdamW(rt, rec, [ok], { buffer: state, size: 8 }, 1, lr)],
+    ['grad norm of nothing', () => recordGradNorm(rt, rec, [])],
+  ];
+  const errors: Record<string, string> = {};
+  for (const [name, call] of attempts) {
+    try {
+      call();
+      errors[name] = 'no error';
+    } catch (err) {
+      errors[name] = `${(err as Error).name}: ${(err as Error).message}`;
+    }
+  }
+  try {
+    await runOptimizerStep(rt, [{ param: new Float32Array(4), grad: new Float32Array(3) }], { ...lr, step: 1 });
+    errors['host length mismatch'] = 'no error';
+  } catch (err) {
+    errors['host length mismatch'] = `${(err as Error).name}: ${(err as Error).message}`;
+  }
+  const dispatches = rt.counters.dispatches - before;
+  await rec.submit(); // nothing was recorded: an empty submission must still be valid
+  rt.release(small, p, m, v, g, state);
+  return { errors, dispatches };
+}
