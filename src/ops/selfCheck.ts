@@ -5,6 +5,8 @@ import { runLogprobs } from './logprobs';
 import { logprobsBackwardRef, logprobsForwardRef } from './logprobs.reference';
 import { runGroupAdvantage } from './groupAdvantage';
 import { groupAdvantageRef } from './groupAdvantage.reference';
+import { runPolicyLoss } from './policyLoss';
+import { policyLossRef, type PolicyLossOptions } from './policyLoss.reference';
 
 export interface KernelCheck {
   kernel: string;
@@ -77,6 +79,23 @@ export function checkGroupAdvantage(rt: GpuRuntime): Promise<KernelCheck> {
   });
 }
 
+export function checkPolicyLoss(rt: GpuRuntime): Promise<KernelCheck> {
+  return timed('policy_loss', 'clipped loss, KL and gradients, 8 sequences x 40 tokens, loss_type="dapo"', 1e-4, async () => {
+    const n = 8;
+    const l = 40;
+    const logprobs = noise(n * l, 5, 1).map((x) => x - 2);
+    const oldLogprobs = logprobs.map((x, i) => x + 0.3 * Math.sin(i * 1.7));
+    const refLogprobs = logprobs.map((x, i) => x + 0.2 * Math.cos(i * 0.9));
+    const mask = new Float32Array(n * l).map((_, i) => (i % l < l - (i / l) * 4 ? 1 : 0));
+    const advantages = noise(n, 6, 1.5);
+    const options = { lossType: 'dapo', beta: 0.04, epsilon: 0.2, epsilonHigh: 0.28 } satisfies Partial<PolicyLossOptions>;
+    const problem = { n, l, logprobs, oldLogprobs, refLogprobs, mask, advantages };
+    const out = await runPolicyLoss(rt, { ...problem, options, readGradients: true });
+    const ref = policyLossRef({ ...problem, options });
+    return Math.max(Math.abs(out.loss - ref.loss), Math.abs(out.clipRatioRegion - ref.clipRatioRegion), maxAbsDiff(out.gradLogprobs!, ref.gradLogprobs));
+  });
+}
+
 export async function runSelfCheck(rt: GpuRuntime): Promise<KernelCheck[]> {
-  return [await checkLogprobs(rt), await checkGroupAdvantage(rt)];
+  return [await checkLogprobs(rt), await checkGroupAdvantage(rt), await checkPolicyLoss(rt)];
 }
