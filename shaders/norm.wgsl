@@ -1,0 +1,211 @@
+// LayerNorm (GPT-2) and RMSNorm (Llama) over the last dimension, forward and backward.
+// Float64 twin: src/ops/norm.reference.ts.
+//
+// Per row of D = dim values; `center` = 1 for LayerNorm, 0 for RMSNorm:
+//   LayerNorm: mean = sum x / D, rstd = 1 / sqrt(sum (x - mean)^2 / D + eps), y = xhat * gamma + beta
+//   RMSNorm:   mean = 0,         rstd = 1 / sqrt(sum x^2 / D + eps),          y = xhat * gamma
+//   with xhat = (x - mean) * rstd. Saved per row: stats[r] = (mean, rstd).
+// Backward, with g = dy * gamma:
+//   dx_i     = rstd * (g_i - center * sum_j g_j / D - xhat_i * sum_j g_j xhat_j / D)
+//   dgamma_i = sum_r dy_ri xhat_ri,   dbeta_i = sum_r dy_ri
+// dgamma and dbeta are reductions over rows, done without atomics so they are bit-for-bit
+// reproducible: param_partials sums blocks of chunk_rows rows into partials[chunk, 2, D]
+// (dgamma part, then dbeta part), and reduce_* sums those chunks in order.
+//
+// Dispatches (entry point: bindings after params):
+//   forward            one workgroup per row:      x, gamma, beta, y, stats
+//   backward_input     one workgroup per row:      x, gamma, stats, dy, dx
+//   param_partials     (ceil(D/WG), chunks):       x, stats, dy, partials
+//   reduce_gamma       ceil(D/WG) (RMSNorm):       partials, dgamma
+//   reduce_gamma_beta  ceil(D/WG) (LayerNorm):     partials, dgamma, dbeta
+// Each entry point declares its own resource variables; binding numbers are reused across
+// entry points (WGSL forbids aliasing only within one entry point's interface).
+
+const WG: u32 = 256u;
+
+struct Params {
+  rows: u32,
+  dim: u32,
+  eps: f32,
+  // 1: LayerNorm (subtract the mean, add beta); 0: RMSNorm.
+  center: u32,
+  // param_partials: rows summed by one partial.
+  chunk_rows: u32,
+  // reduce_*: number of partials per column.
+  chunks: u32,
+  // reduce_*: 1 adds into dgamma/dbeta (gradient accumulation), 0 overwrites them.
+  accumulate: u32,
+  _pad: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+// forward, backward_input, param_partials.
+@group(0) @binding(1) var<storage, read> x: array<f32>;
+// forward, backward_input.
+@group(0) @binding(2) var<storage, read> gamma: array<f32>;
+
+// forward. RMSNorm binds gamma as beta and never reads it.
+@group(0) @binding(3) var<storage, read> beta: array<f32>;
+@group(0) @binding(4) var<storage, read_write> y: array<f32>;
+@group(0) @binding(5) var<storage, read_write> stats_out: array<f32>;
+
+// backward_input.
+@group(0) @binding(3) var<storage, read> stats: array<f32>;
+@group(0) @binding(4) var<storage, read> dy: array<f32>;
+@group(0) @binding(5) var<storage, read_write> dx: array<f32>;
+
+// param_partials.
+@group(0) @binding(2) var<storage, read> part_stats: array<f32>;
+@group(0) @binding(3) var<storage, read> part_dy: array<f32>;
+@group(0) @binding(4) var<storage, read_write> partials_out: array<f32>;
+
+// reduce_gamma, reduce_gamma_beta.
+@group(0) @binding(1) var<storage, read> partials: array<f32>;
+@group(0) @binding(2) var<storage, read_write> dgamma: array<f32>;
+// reduce_gamma_beta.
+@group(0) @binding(3) var<storage, read_write> dbeta: array<f32>;
+
+var<workgroup> red_a: array<f32, WG>;
+var<workgroup> red_b: array<f32, WG>;
+
+// Sums (a, b) over the workgroup with a fixed tree, so the result is deterministic.
+// Call from uniform control flow; every thread gets the sums.
+fn workgroup_sum2(tid: u32, a: f32, b: f32) -> vec2<f32> {
+  red_a[tid] = a;
+  red_b[tid] = b;
+  workgroupBarrier();
+  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
+    if (tid < stride) {
+      red_a[tid] += red_a[tid + stride];
+      red_b[tid] += red_b[tid + stride];
+    }
+    workgroupBarrier();
+  }
+  let sums = vec2<f32>(red_a[0], red_b[0]);
+  // Everyone has read the sums before a later call overwrites the arrays.
+  workgroupBarrier();
+  return sums;
+}
+
+@compute @workgroup_size(WG)
+fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) tid: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  // Uniform: the whole workgroup leaves together.
+  if (row >= params.rows) { return; }
+  let dim = params.dim;
+  let base = row * dim;
+  let center = params.center == 1u;
+
+  // LayerNorm sums x - x[0], not x: a constant row then has exactly zero variance (y = beta),
+  // and a row with a large common offset loses no digits to cancellation.
+  var shift = 0.0;
+  var offset = 0.0;
+  var mean_square = 0.0;
+  if (center) {
+    shift = x[base];
+    var acc = 0.0;
+    for (var i = tid; i < dim; i += WG) { acc += x[base + i] - shift; }
+    offset = workgroup_sum2(tid, acc, 0.0).x / f32(dim);
+    // Two passes (mean, then squared deviations): no E[x^2] - E[x]^2 cancellation.
+    var acc2 = 0.0;
+    for (var i = tid; i < dim; i += WG) {
+      let d = x[base + i] - shift - offset;
+      acc2 += d * d;
+    }
+    mean_square = workgroup_sum2(tid, acc2, 0.0).x / f32(dim);
+  } else {
+    var acc2 = 0.0;
+    for (var i = tid; i < dim; i += WG) {
+      let v = x[base + i];
+      acc2 += v * v;
+    }
+    mean_square = workgroup_sum2(tid, acc2, 0.0).x / f32(dim);
+  }
+  let rstd = inverseSqrt(mean_square + params.eps);
+
+  for (var i = tid; i < dim; i += WG) {
+    let xhat = (x[base + i] - shift - offset) * rstd;
+    var v = xhat * gamma[i];
+    if (center) { v += beta[i]; }
+    y[base + i] = v;
+  }
+  if (tid == 0u) {
+    stats_out[2u * row] = shift + offset;
+    stats_out[2u * row + 1u] = rstd;
+  }
+}
+
+@compute @workgroup_size(WG)
+fn backward_input(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) tid: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= params.rows) { return; }
+  let dim = params.dim;
+  let base = row * dim;
+  let mean = stats[2u * row];
+  let rstd = stats[2u * row + 1u];
+
+  var sum_g = 0.0;
+  var sum_gx = 0.0;
+  for (var i = tid; i < dim; i += WG) {
+    let g = dy[base + i] * gamma[i];
+    sum_g += g;
+    sum_gx += g * (x[base + i] - mean) * rstd;
+  }
+  let sums = workgroup_sum2(tid, sum_g, sum_gx);
+  let inv_dim = 1.0 / f32(dim);
+  let mean_g = select(0.0, sums.x * inv_dim, params.center == 1u);
+  let mean_gx = sums.y * inv_dim;
+  for (var i = tid; i < dim; i += WG) {
+    let g = dy[base + i] * gamma[i];
+    let xhat = (x[base + i] - mean) * rstd;
+    dx[base + i] = rstd * (g - mean_g - xhat * mean_gx);
+  }
+}
+
+@compute @workgroup_size(WG)
+fn param_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+  let col = gid.x;
+  let dim = params.dim;
+  if (col >= dim) { return; }
+  let chunk = wid.y;
+  let first = chunk * params.chunk_rows;
+  let last = min(first + params.chunk_rows, params.rows);
+  var sum_gx = 0.0;
+  var sum_g = 0.0;
+  // Neighbouring threads read neighbouring columns of one row: coalesced.
+  for (var r = first; r < last; r++) {
+    let g = part_dy[r * dim + col];
+    sum_gx += g * (x[r * dim + col] - part_stats[2u * r]) * part_stats[2u * r + 1u];
+    sum_g += g;
+  }
+  partials_out[2u * chunk * dim + col] = sum_gx;
+  partials_out[(2u * chunk + 1u) * dim + col] = sum_g;
+}
+
+// Sum over chunks, in chunk order, of partials[chunk, part, col].
+fn sum_chunks(part: u32, col: u32) -> f32 {
+  var s = 0.0;
+  for (var c = 0u; c < params.chunks; c++) { s += partials[(2u * c + part) * params.dim + col]; }
+  return s;
+}
+
+@compute @workgroup_size(WG)
+fn reduce_gamma(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let col = gid.x;
+  if (col >= params.dim) { return; }
+  let g = sum_chunks(0u, col);
+  dgamma[col] = select(g, dgamma[col] + g, params.accumulate == 1u);
+}
+
+@compute @workgroup_size(WG)
+fn reduce_gamma_beta(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let col = gid.x;
+  if (col >= params.dim) { return; }
+  let g = sum_chunks(0u, col);
+  let b = sum_chunks(1u, col);
+  let acc = params.accumulate == 1u;
+  dgamma[col] = select(g, dgamma[col] + g, acc);
+  dbeta[col] = select(b, dbeta[col] + b, acc);
+}

@@ -1,0 +1,255 @@
+// Launcher for shaders/norm.wgsl: LayerNorm (GPT-2) and RMSNorm (Llama) over the last
+// dimension. x, y, dy, dx are row-major [rows, dim]; gamma, beta, dGamma, dBeta are [dim];
+// stats is [rows, 2] = (mean, rstd) per row (mean = 0 for RMSNorm).
+import code from '../../shaders/norm.wgsl?raw';
+import type { GpuRuntime } from '../gpu/runtime';
+import type { Recorder } from '../gpu/recorder';
+import type { KernelSpec } from '../gpu/pipelineCache';
+import { checkBinding } from './elementwise';
+
+const WORKGROUP = 256;
+/** Rows summed by one partial of dgamma/dbeta (the first of the two reduction dispatches). */
+const PARTIAL_ROWS = 32;
+const READ = 'read-only-storage';
+
+/** GPT-2's layer_norm_epsilon. */
+export const GPT2_LAYERNORM_EPS = 1e-5;
+
+function spec(entryPoint: string, bindings: KernelSpec['bindings']): KernelSpec {
+  return { name: 'norm', code, entryPoint, bindings };
+}
+
+const FORWARD = spec('forward', ['uniform', READ, READ, READ, 'storage', 'storage']);
+const BACKWARD_INPUT = spec('backward_input', ['uniform', READ, READ, READ, READ, 'storage']);
+const PARAM_PARTIALS = spec('param_partials', ['uniform', READ, READ, READ, 'storage']);
+const REDUCE_GAMMA = spec('reduce_gamma', ['uniform', READ, 'storage']);
+const REDUCE_GAMMA_BETA = spec('reduce_gamma_beta', ['uniform', READ, 'storage', 'storage']);
+
+export type NormKind = 'layernorm' | 'rmsnorm';
+
+export interface NormShape {
+  kind: NormKind;
+  rows: number;
+  dim: number;
+  /** Added to the variance (LayerNorm) or the mean square (RMSNorm) under the square root. */
+  eps: number;
+}
+
+/** Buffers of a recorded forward pass; the backward pass reads x, gamma and stats. */
+export interface NormForward extends NormShape {
+  x: GPUBuffer;
+  gamma: GPUBuffer;
+  /** LayerNorm only. */
+  beta: GPUBuffer | null;
+  /** Pooled [rows, dim]. */
+  y: GPUBuffer;
+  /** Pooled [rows, 2]: (mean, rstd) per row. */
+  stats: GPUBuffer;
+}
+
+export interface NormGrads {
+  /** Pooled [rows, dim]. */
+  dx: GPUBuffer;
+  /** [dim]: the caller's buffer when accumulating, else pooled. */
+  dGamma: GPUBuffer;
+  /** [dim], LayerNorm only: the caller's buffer when accumulating, else pooled. */
+  dBeta: GPUBuffer | null;
+}
+
+/** Existing parameter-gradient buffers that the backward pass adds into. */
+export interface NormGradAccumulators {
+  dGamma: GPUBuffer;
+  /** Required for LayerNorm, absent for RMSNorm. */
+  dBeta?: GPUBuffer;
+}
+
+export function validateNormShape(shape: NormShape, maxBindingBytes: number): void {
+  const { kind, rows, dim, eps } = shape;
+  if (kind !== 'layernorm' && kind !== 'rmsnorm') throw new RangeError(`kind must be "layernorm" or "rmsnorm", got ${String(kind)}`);
+  if (!Number.isInteger(rows) || rows < 1) throw new RangeError(`rows must be a positive integer, got ${rows}`);
+  if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`dim must be a positive integer, got ${dim}`);
+  if (!(eps >= 0) || !Number.isFinite(eps)) throw new RangeError(`eps must be a finite number >= 0, got ${eps}`);
+  const limit = Math.min(maxBindingBytes, 2 ** 32 - 4);
+  if (rows * dim * 4 > limit) {
+    throw new RangeError(
+      `x of ${rows} x ${dim} floats exceeds this GPU's storage binding limit of ${limit} bytes; ` +
+        `normalize at most ${Math.floor(limit / (dim * 4))} rows at a time`,
+    );
+  }
+  if (Math.ceil(rows / PARTIAL_ROWS) > 65535) {
+    throw new RangeError(`rows = ${rows} exceeds ${65535 * PARTIAL_ROWS}, the most one backward pass reduces`);
+  }
+}
+
+function paramsFor(shape: NormShape, chunks: number, accumulate: boolean): Uint32Array {
+  const data = new ArrayBuffer(32);
+  const u32 = new Uint32Array(data);
+  u32[0] = shape.rows;
+  u32[1] = shape.dim;
+  new Float32Array(data)[2] = shape.eps;
+  u32[3] = shape.kind === 'layernorm' ? 1 : 0;
+  u32[4] = PARTIAL_ROWS;
+  u32[5] = chunks;
+  u32[6] = accumulate ? 1 : 0;
+  return u32;
+}
+
+/**
+ * Records y = norm(x) * gamma (+ beta). `beta` is required for LayerNorm and must be null for
+ * RMSNorm. Returns pooled y and stats (release them when done; keep stats for the backward).
+ */
+export function recordNormForward(
+  rt: GpuRuntime,
+  rec: Recorder,
+  shape: NormShape,
+  x: GPUBuffer,
+  gamma: GPUBuffer,
+  beta: GPUBuffer | null,
+): NormForward {
+  validateNormShape(shape, rt.device.limits.maxStorageBufferBindingSize);
+  const { kind, rows, dim } = shape;
+  if (kind === 'layernorm' && !beta) throw new RangeError('beta is required for layernorm');
+  if (kind === 'rmsnorm' && beta) throw new RangeError('beta must be null for rmsnorm (it has no bias)');
+  checkBinding(kind, 'x', x, rows * dim);
+  checkBinding(kind, 'gamma', gamma, dim);
+  if (beta) checkBinding(kind, 'beta', beta, dim);
+  const y = rt.storage(rows * dim * 4, `${kind}.y`);
+  const stats = rt.storage(rows * 8, `${kind}.stats`);
+  const [gx, gy] = rt.grid(rows);
+  // RMSNorm binds gamma in beta's slot; the kernel never reads it there.
+  rec.dispatch(rt.pipeline(FORWARD), [rec.uniform(paramsFor(shape, 0, false)), x, gamma, beta ?? gamma, y, stats], gx, gy);
+  return { kind, rows, dim, eps: shape.eps, x, gamma, beta, y, stats };
+}
+
+/**
+ * Records the backward pass: dx (pooled), and dGamma/dBeta summed over rows in a fixed order
+ * (bit-for-bit reproducible). With `accumulateInto` the parameter gradients are added into
+ * the given buffers (which are returned); otherwise fresh pooled buffers hold them.
+ */
+export function recordNormBackward(
+  rt: GpuRuntime,
+  rec: Recorder,
+  fwd: NormForward,
+  dy: GPUBuffer,
+  accumulateInto?: NormGradAccumulators,
+): NormGrads {
+  const { kind, rows, dim } = fwd;
+  checkBinding(kind, 'dy', dy, rows * dim);
+  const layer = kind === 'layernorm';
+  if (accumulateInto) {
+    checkBinding(kind, 'dGamma', accumulateInto.dGamma, dim);
+    if (layer && !accumulateInto.dBeta) throw new RangeError('accumulating layernorm gradients needs dBeta as well as dGamma');
+    if (!layer && accumulateInto.dBeta) throw new RangeError('rmsnorm has no beta: pass no dBeta');
+    if (accumulateInto.dBeta) checkBinding(kind, 'dBeta', accumulateInto.dBeta, dim);
+  }
+  const chunks = Math.ceil(rows / PARTIAL_ROWS);
+  const params = rec.uniform(paramsFor(fwd, chunks, accumulateInto !== undefined));
+
+  const dx = rt.storage(rows * dim * 4, `${kind}.dx`);
+  const [gx, gy] = rt.grid(rows);
+  rec.dispatch(rt.pipeline(BACKWARD_INPUT), [params, fwd.x, fwd.gamma, fwd.stats, dy, dx], gx, gy);
+
+  const columns = Math.ceil(dim / WORKGROUP);
+  const partials = rec.scratch(chunks * 2 * dim * 4, `${kind}.partials`);
+  rec.dispatch(rt.pipeline(PARAM_PARTIALS), [params, fwd.x, fwd.stats, dy, partials], columns, chunks);
+
+  const dGamma = accumulateInto?.dGamma ?? rt.storage(dim * 4, `${kind}.dgamma`);
+  if (layer) {
+    const dBeta = accumulateInto?.dBeta ?? rt.storage(dim * 4, `${kind}.dbeta`);
+    rec.dispatch(rt.pipeline(REDUCE_GAMMA_BETA), [params, partials, dGamma, dBeta], columns);
+    return { dx, dGamma, dBeta };
+  }
+  rec.dispatch(rt.pipeline(REDUCE_GAMMA), [params, partials, dGamma], columns);
+  return { dx, dGamma, dBeta: null };
+}
+
+export interface NormHostInput extends NormShape {
+  x: Float32Array;
+  gamma: Float32Array;
+  /** LayerNorm only. */
+  beta?: Float32Array;
+  /** Upstream gradient; when given, the backward pass runs too. */
+  dy?: Float32Array;
+  /** Initial dGamma (and dBeta for LayerNorm) to accumulate into. */
+  dGammaInit?: Float32Array;
+  dBetaInit?: Float32Array;
+}
+
+export interface NormHostOutput {
+  y: Float32Array;
+  mean: Float32Array;
+  rstd: Float32Array;
+  dx?: Float32Array;
+  dGamma?: Float32Array;
+  dBeta?: Float32Array;
+}
+
+/** Host arrays in, host arrays out: forward (and backward when dy is given) in one submission. */
+export async function runNorm(rt: GpuRuntime, input: NormHostInput): Promise<NormHostOutput> {
+  validateNormShape(input, rt.device.limits.maxStorageBufferBindingSize);
+  const { kind, rows, dim } = input;
+  const layer = kind === 'layernorm';
+  const expect = (name: string, v: Float32Array | undefined, n: number) => {
+    if (v && v.length !== n) throw new RangeError(`${kind}: ${name} has ${v.length} values, expected ${n}`);
+  };
+  expect('x', input.x, rows * dim);
+  expect('gamma', input.gamma, dim);
+  expect('beta', input.beta, dim);
+  expect('dy', input.dy, rows * dim);
+  expect('dGammaInit', input.dGammaInit, dim);
+  expect('dBetaInit', input.dBetaInit, dim);
+  if (layer && !input.beta) throw new RangeError('beta is required for layernorm');
+  if (!layer && (input.beta || input.dBetaInit)) throw new RangeError('rmsnorm has no beta');
+  if (layer && (input.dGammaInit === undefined) !== (input.dBetaInit === undefined)) {
+    throw new RangeError('layernorm accumulation needs both dGammaInit and dBetaInit');
+  }
+  if ((input.dGammaInit || input.dBetaInit) && !input.dy) throw new RangeError(`${kind}: dGammaInit needs dy`);
+
+  const rec = rt.recorder(kind);
+  const x = rt.upload(input.x, 'x');
+  const gamma = rt.upload(input.gamma, 'gamma');
+  const owned = [x, gamma];
+  try {
+    const beta = input.beta ? rt.upload(input.beta, 'beta') : null;
+    if (beta) owned.push(beta);
+    const fwd = recordNormForward(rt, rec, input, x, gamma, beta);
+    owned.push(fwd.y, fwd.stats);
+    const y = rec.readF32(fwd.y, rows * dim);
+    const stats = rec.readF32(fwd.stats, rows * 2);
+    let grads: Promise<Float32Array | undefined>[] = [];
+    if (input.dy) {
+      const dy = rt.upload(input.dy, 'dy');
+      owned.push(dy);
+      let into: NormGradAccumulators | undefined;
+      if (input.dGammaInit) {
+        into = { dGamma: rt.upload(input.dGammaInit, 'dgamma') };
+        owned.push(into.dGamma);
+        if (input.dBetaInit) {
+          into.dBeta = rt.upload(input.dBetaInit, 'dbeta');
+          owned.push(into.dBeta);
+        }
+      }
+      const g = recordNormBackward(rt, rec, fwd, dy, into);
+      owned.push(g.dx);
+      if (!into) owned.push(g.dGamma, ...(g.dBeta ? [g.dBeta] : []));
+      grads = [
+        rec.readF32(g.dx, rows * dim),
+        rec.readF32(g.dGamma, dim),
+        g.dBeta ? rec.readF32(g.dBeta, dim) : Promise.resolve(undefined),
+      ];
+    }
+    await rec.submit();
+    const s = await stats;
+    const [dx, dGamma, dBeta] = await Promise.all(grads);
+    return {
+      y: await y,
+      mean: s.filter((_, i) => i % 2 === 0),
+      rstd: s.filter((_, i) => i % 2 === 1),
+      dx,
+      dGamma,
+      dBeta,
+    };
+  } finally {
+    rt.release(...owned);
+  }
+}

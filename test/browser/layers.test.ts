@@ -1,0 +1,332 @@
+// Per-layer WGSL kernels (LayerNorm, RMSNorm, GELU, SwiGLU, embedding, elementwise) against
+// their float64 twins, in headless Chromium (WebGPU). Inputs are rounded to f32 first.
+// Tolerances (f32 kernel vs f64 twin, values of order 1; see each constant):
+//   norm y, mean, rstd: atol 5e-6 + rtol 5e-6 (row reductions of up to 1000 terms; measured
+//     worst ~1e-6 on SwiftShader);
+//   norm dx: atol 2e-5 + rtol 2e-5 (measured worst ~6e-6, at D = 2 where dx is large);
+//   norm dGamma/dBeta: atol 5e-5 + rtol 5e-5 (sums over up to 70 rows; the rows offset by 1e3
+//     lose ~2e-5 to f32 rounding of x - mean, inherent in f32);
+//   GELU / SwiGLU: atol 1e-6 + rtol 1e-5 (one exp and a few flops per element; measured worst
+//     ~5e-7 abs, headroom for GPUs with less accurate exp);
+//   embedding forward: exact without positions, one f32 rounding (rtol 1.2e-7) with;
+//   embedding gradients: atol 1e-6 + rtol 1e-6 (ordered f32 sums of a few rows), atol 2e-5
+//     for 200 rows summed into 3 ids (measured ~4e-6);
+//   elementwise: one f32 rounding (atol 1e-7 + rtol 1.2e-7).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
+import { normBackwardRef, normForwardRef, type NormProblem } from '../../src/ops/norm.reference';
+import { geluBackwardRef, geluRef, swigluBackwardRef, swigluRef } from '../../src/ops/activation.reference';
+import { embeddingBackwardRef, embeddingForwardRef } from '../../src/ops/embedding.reference';
+import { accumulateRef, addRef, fillRef, scaleRef } from '../../src/ops/elementwise.reference';
+import { expectClose } from '../helpers/compare';
+import { normal, randomInts, rng, uniform } from '../helpers/random';
+
+const CASES = '/test/harness/cases/layers.ts';
+
+let harness: Harness;
+beforeAll(async () => {
+  harness = await openHarness();
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+const NORM_TOL = { atol: 5e-6, rtol: 5e-6 };
+const NORM_DX_TOL = { atol: 2e-5, rtol: 2e-5 };
+const NORM_PARAM_TOL = { atol: 5e-5, rtol: 5e-5 };
+const ACT_TOL = { atol: 1e-6, rtol: 1e-5 };
+const EMB_GRAD_TOL = { atol: 1e-6, rtol: 1e-6 };
+const ONE_ROUNDING = { atol: 1e-7, rtol: 1.2e-7 };
+
+function f32(values: number[]): number[] {
+  return Array.from(new Float32Array(values));
+}
+
+function run(fn: string, input: unknown) {
+  return harness.runModule(CASES, fn, input);
+}
+
+interface NormInput {
+  kind: 'layernorm' | 'rmsnorm';
+  rows: number;
+  dim: number;
+  eps: number;
+  x: number[];
+  gamma: number[];
+  beta?: number[];
+  dy: number[];
+  dGammaInit?: number[];
+  dBetaInit?: number[];
+}
+
+function randomNorm(kind: NormInput['kind'], seed: number, rows: number, dim: number, offset = 0): NormInput {
+  const rand = rng(seed);
+  return {
+    kind,
+    rows,
+    dim,
+    eps: 1e-5,
+    x: f32(normal(rand, rows * dim, 2).map((v) => v + offset)),
+    gamma: f32(uniform(rand, dim, 0.5, 1.5)),
+    beta: kind === 'layernorm' ? f32(normal(rand, dim, 0.5)) : undefined,
+    dy: f32(normal(rand, rows * dim)),
+  };
+}
+
+async function checkNorm(input: NormInput) {
+  const out = await run('norm', input);
+  const problem: NormProblem = { ...input };
+  const ref = normForwardRef(problem);
+  const grads = normBackwardRef(problem, input.dy);
+  const tag = `${input.kind} ${input.rows}x${input.dim}`;
+  expectClose(out.y, ref.y, NORM_TOL, `${tag} y`);
+  expectClose(out.mean, ref.mean, NORM_TOL, `${tag} mean`);
+  expectClose(out.rstd, ref.rstd, NORM_TOL, `${tag} rstd`);
+  expectClose(out.dx, grads.dx, NORM_DX_TOL, `${tag} dx`);
+  const dGamma = input.dGammaInit ? grads.dGamma.map((g, i) => g + input.dGammaInit![i]) : grads.dGamma;
+  expectClose(out.dGamma, dGamma, NORM_PARAM_TOL, `${tag} dGamma`);
+  if (input.kind === 'layernorm') {
+    const dBeta = input.dBetaInit ? grads.dBeta!.map((g, i) => g + input.dBetaInit![i]) : grads.dBeta!;
+    expectClose(out.dBeta, dBeta, NORM_PARAM_TOL, `${tag} dBeta`);
+  } else {
+    expect(out.dBeta).toBeUndefined();
+  }
+  return out;
+}
+
+describe('norm kernels (WGSL) vs float64 twin', () => {
+  for (const kind of ['layernorm', 'rmsnorm'] as const) {
+    // Rows 70 = 2 full partial chunks of 32 + 6; dims below, at and over the 256-thread workgroup.
+    for (const [seed, rows, dim] of [
+      [1, 1, 2],
+      [2, 7, 33],
+      [3, 64, 256],
+      [4, 3, 768],
+      [5, 5, 1000],
+      [6, 70, 40],
+    ] as const) {
+      it(`${kind}: random ${rows} x ${dim}`, async () => {
+        await checkNorm(randomNorm(kind, seed * 10 + (kind === 'layernorm' ? 0 : 1), rows, dim));
+      });
+    }
+
+    it(`${kind}: accumulates dGamma${kind === 'layernorm' ? '/dBeta' : ''} into existing gradients`, async () => {
+      const input = randomNorm(kind, 77, 9, 37);
+      const rand = rng(78);
+      input.dGammaInit = f32(normal(rand, 37));
+      if (kind === 'layernorm') input.dBetaInit = f32(normal(rand, 37));
+      await checkNorm(input);
+    });
+
+    it(`${kind}: the same inputs give the same bits twice (no atomics)`, async () => {
+      const input = randomNorm(kind, 79, 70, 300);
+      const a = await run('norm', input);
+      const b = await run('norm', input);
+      expect(b).toEqual(a);
+    });
+  }
+
+  it('layernorm: constant rows give rstd = 1/sqrt(eps) (large, finite) and y = beta exactly', async () => {
+    const dim = 33;
+    const input = randomNorm('layernorm', 80, 3, dim);
+    input.x = f32([...Array(dim).fill(0.1), ...Array(dim).fill(-1234.5), ...Array(dim).fill(0)]);
+    const out = await checkNorm(input);
+    for (let r = 0; r < 3; r++) {
+      expect(out.rstd[r]).toBeCloseTo(1 / Math.sqrt(1e-5), 2);
+      expect(out.y.slice(r * dim, (r + 1) * dim)).toEqual(input.beta);
+    }
+  });
+
+  it('layernorm: a large common offset (1e3) loses no accuracy', async () => {
+    await checkNorm(randomNorm('layernorm', 81, 4, 100, 1000));
+  });
+
+  it('rmsnorm: an all-zero row gives y = 0 and rstd = 1/sqrt(eps)', async () => {
+    const input = randomNorm('rmsnorm', 82, 2, 17);
+    input.x = f32([...Array(17).fill(0), ...input.x.slice(17)]);
+    const out = await checkNorm(input);
+    expect(out.y.slice(0, 17).every((v: number) => v === 0)).toBe(true);
+    expect(out.rstd[0]).toBeCloseTo(1 / Math.sqrt(1e-5), 2);
+  });
+});
+
+describe('activation kernels (WGSL) vs float64 twin', () => {
+  const extremes = [-1e30, -100, -85, -20.5, -8, -1e-3, 0, 1e-3, 8, 20.5, 85, 100, 1e30];
+
+  for (const [seed, count] of [
+    [1, 1],
+    [2, 33],
+    [3, 7 * 1000],
+  ] as const) {
+    it(`GELU: ${count} random values`, async () => {
+      const rand = rng(seed);
+      const x = f32(normal(rand, count, 3));
+      const dy = f32(normal(rand, count));
+      const out = await run('gelu', { x, dy });
+      expectClose(out.y, geluRef(x), ACT_TOL, 'gelu y');
+      expectClose(out.dx, geluBackwardRef(x, dy), ACT_TOL, 'gelu dx');
+    });
+
+    it(`SwiGLU: ${count} random values`, async () => {
+      const rand = rng(seed + 10);
+      const gate = f32(normal(rand, count, 3));
+      const up = f32(normal(rand, count));
+      const dh = f32(normal(rand, count));
+      const out = await run('swiglu', { gate, up, dh });
+      const g = swigluBackwardRef(gate, up, dh);
+      expectClose(out.h, swigluRef(gate, up), ACT_TOL, 'swiglu h');
+      expectClose(out.dGate, g.dGate, ACT_TOL, 'swiglu d_gate');
+      expectClose(out.dUp, g.dUp, ACT_TOL, 'swiglu d_up');
+    });
+  }
+
+  it('GELU: extreme inputs stay finite and match (gelu(x) = x for large x, 0 for very negative x)', async () => {
+    const x = f32(extremes);
+    const dy = x.map(() => 1);
+    const out = await run('gelu', { x, dy });
+    expect(out.y.every((v: number) => Number.isFinite(v))).toBe(true);
+    expectClose(out.y, geluRef(x), ACT_TOL, 'gelu y');
+    expectClose(out.dx, geluBackwardRef(x, dy), ACT_TOL, 'gelu dx');
+  });
+
+  it('SwiGLU: extreme gates stay finite and match', async () => {
+    const gate = f32(extremes);
+    const up = f32(extremes.map((_, i) => (i % 2 ? 0.5 : -2)));
+    const dh = f32(extremes.map((_, i) => (i % 3 ? 1 : -1.5)));
+    const out = await run('swiglu', { gate, up, dh });
+    const g = swigluBackwardRef(gate, up, dh);
+    for (const v of [...out.h, ...out.dGate, ...out.dUp]) expect(Number.isFinite(v)).toBe(true);
+    expectClose(out.h, swigluRef(gate, up), ACT_TOL, 'swiglu h');
+    expectClose(out.dGate, g.dGate, ACT_TOL, 'swiglu d_gate');
+    expectClose(out.dUp, g.dUp, ACT_TOL, 'swiglu d_up');
+  });
+});
+
+describe('embedding kernels (WGSL) vs float64 twin', () => {
+  async function checkEmbedding(
+    seed: number,
+    tokens: number,
+    dim: number,
+    vocab: number,
+    positions: number,
+    accumulate: boolean,
+    gradTol = EMB_GRAD_TOL,
+  ) {
+    const rand = rng(seed);
+    // Repeated ids, and both ends of the vocabulary.
+    const ids = randomInts(rand, tokens, Math.min(vocab, 5 + tokens / 3));
+    ids[0] = 0;
+    if (tokens > 1) ids[tokens - 1] = vocab - 1;
+    if (tokens > 2) ids[1] = vocab - 1;
+    const table = f32(normal(rand, vocab * dim));
+    const posIds = positions ? Array.from({ length: tokens }, (_, t) => t % positions) : undefined;
+    const posTable = positions ? f32(normal(rand, positions * dim)) : undefined;
+    const dOut = f32(normal(rand, tokens * dim));
+    const dTableInit = accumulate ? f32(normal(rand, vocab * dim)) : undefined;
+    const dPosInit = accumulate && positions ? f32(normal(rand, positions * dim)) : undefined;
+    const input = { tokens, dim, vocab, positions, ids, table, posIds, posTable, dOut, dTableInit, dPosInit };
+    const out = await run('embedding', input);
+    const ref = embeddingForwardRef({ ids, table, dim, posIds, posTable });
+    if (positions) expectClose(out.out, ref, ONE_ROUNDING, 'out');
+    else expect(out.out).toEqual(Array.from(ref));
+    expectClose(out.dTable, embeddingBackwardRef(ids, dOut, vocab, dim, dTableInit), gradTol, 'dTable');
+    if (positions) expectClose(out.dPos, embeddingBackwardRef(posIds!, dOut, positions, dim, dPosInit), gradTol, 'dPos');
+    else expect(out.dPos).toBeUndefined();
+    return { input, out };
+  }
+
+  it('one token, dim 2', async () => {
+    await checkEmbedding(1, 1, 2, 3, 0, false);
+  });
+  it('7 tokens, dim 33, vocab 50, repeated ids', async () => {
+    await checkEmbedding(2, 7, 33, 50, 0, false);
+  });
+  it('64 tokens, dim 256, vocab 300, with a position table of 16', async () => {
+    await checkEmbedding(3, 64, 256, 300, 16, false);
+  });
+  it('37 tokens, dim 1000 (loop over columns), with positions, accumulating into gradients', async () => {
+    await checkEmbedding(4, 37, 1000, 40, 20, true);
+  });
+  it('200 tokens into 3 ids (long ordered sums), with 2 positions', async () => {
+    await checkEmbedding(6, 200, 8, 3, 2, false, { atol: 2e-5, rtol: 1e-6 });
+  });
+  it('the scatter-add gives the same bits twice', async () => {
+    const { input, out } = await checkEmbedding(5, 64, 65, 9, 8, false);
+    expect(await run('embedding', input)).toEqual(out);
+  });
+});
+
+describe('elementwise kernels (WGSL) vs float64 twin', () => {
+  for (const count of [1, 1000, 4097]) {
+    it(`add, accumulate, scale, fill on ${count} values`, async () => {
+      const rand = rng(count);
+      const a = f32(normal(rand, count));
+      const b = f32(normal(rand, count));
+      const acc = f32(normal(rand, count));
+      expect(await run('elementwise', { op: 'add', a, b })).toEqual(Array.from(new Float32Array(addRef(a, b))));
+      expectClose(await run('elementwise', { op: 'add', a, b, alpha: 0.3 }), addRef(a, b, 0.3), ONE_ROUNDING, 'add alpha');
+      expectClose(await run('elementwise', { op: 'accumulate', acc, a, alpha: -2 }), accumulateRef(acc, a, -2), ONE_ROUNDING, 'accumulate');
+      expectClose(await run('elementwise', { op: 'scale', a, alpha: 1.7 }), scaleRef(a, 1.7), ONE_ROUNDING, 'scale');
+      expect(await run('elementwise', { op: 'fill', count, alpha: -0.5 })).toEqual(Array.from(fillRef(count, -0.5)));
+    });
+  }
+});
+
+describe('bad shapes and ids are rejected with a RangeError naming the argument', () => {
+  async function rejects(fn: string, input: unknown, pattern: RegExp) {
+    const r = await run('attempt', { fn, input });
+    expect(r.ok, `${fn} should fail with ${pattern}`).toBe(false);
+    expect(r.name).toBe('RangeError');
+    expect(r.message).toMatch(pattern);
+  }
+
+  it('host helpers', async () => {
+    const ln = randomNorm('layernorm', 90, 2, 3);
+    await rejects('norm', { ...ln, x: ln.x.slice(1) }, /x has 5 values, expected 6/);
+    await rejects('norm', { ...ln, gamma: [1, 2] }, /gamma has 2 values, expected 3/);
+    await rejects('norm', { ...ln, beta: undefined }, /beta is required/);
+    await rejects('norm', { ...ln, kind: 'rmsnorm' }, /rmsnorm has no beta/);
+    await rejects('norm', { ...ln, eps: -1 }, /eps must be/);
+    await rejects('norm', { ...ln, rows: 0, x: [], dy: [] }, /rows must be a positive integer/);
+    await rejects('norm', { ...ln, kind: 'batchnorm' }, /kind must be/);
+    await rejects('gelu', { x: [1, 2], dy: [1] }, /dy has 1 values, expected 2/);
+    await rejects('gelu', { x: [] }, /x is empty/);
+    await rejects('swiglu', { gate: [1, 2], up: [1, 2, 3] }, /up has 3 values, expected 2/);
+    const emb = { tokens: 3, dim: 2, vocab: 4, ids: [0, 3, 1], table: Array(8).fill(0) };
+    await rejects('embedding', { ...emb, ids: [0, 4, 1] }, /ids\[1\] = 4 is outside the table of 4 rows/);
+    await rejects('embedding', { ...emb, table: Array(7).fill(0) }, /table has 7 values, expected 8/);
+    await rejects('embedding', { ...emb, positions: 2, posIds: [0, 1, 2], posTable: [0, 0, 0, 0] }, /posIds\[2\] = 2 is outside/);
+    await rejects('embedding', { ...emb, positions: 2 }, /positions > 0, posIds and posTable go together/);
+    await rejects('elementwise', { op: 'add', a: [1, 2], b: [1] }, /b has 1 values, expected 2/);
+    await rejects('elementwise', { op: 'scale', a: [1] }, /alpha is required/);
+    await rejects('elementwise', { op: 'fill', count: 0, alpha: 1 }, /count must be a positive integer/);
+    await rejects('elementwise', { op: 'mul', a: [1] }, /unknown elementwise op "mul"/);
+  });
+
+  it('record-level launchers, before anything is dispatched', async () => {
+    const r: Record<string, string> = await run('recordErrors', null);
+    const expected: Record<string, RegExp> = {
+      'layernorm without beta': /beta is required for layernorm/,
+      'rmsnorm with beta': /beta must be null for rmsnorm/,
+      'x too small': /x holds \d+ values, needs 1600/,
+      'rows 0': /rows must be a positive integer/,
+      'dim 1.5': /dim must be a positive integer/,
+      'eps negative': /eps must be a finite number >= 0/,
+      'accumulate without dBeta': /needs dBeta/,
+      'dy too small': /dy holds \d+ values, needs 128/,
+      'gelu count 0': /count must be a positive integer/,
+      'gelu x too small': /x holds \d+ values, needs 100/,
+      'embedding table too small': /table holds \d+ values, needs 120/,
+      'embedding positions without table': /positions = 4 but no position ids and table/,
+      'embedding backward id out of range': /ids\[2\] = 5 is outside the table of 5 rows/,
+      'embedding backward negative id': /ids\[1\] = -1/,
+      'add b too small': /b holds \d+ values, needs 100/,
+      'accumulate alpha NaN': /alpha must be a finite number/,
+    };
+    expect(Object.keys(r).sort()).toEqual(Object.keys(expected).sort());
+    for (const [name, pattern] of Object.entries(expected)) {
+      expect(r[name], name).toMatch(/^RangeError: /);
+      expect(r[name], name).toMatch(pattern);
+    }
+  });
+});

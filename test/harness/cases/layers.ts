@@ -1,0 +1,149 @@
+// Page-side cases for test/browser/layers.test.ts (norms, activations, embedding, elementwise),
+// run through harness.runModule. Inputs and outputs are plain JSON-able data (number arrays).
+import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { runNorm, recordNormForward, recordNormBackward, type NormKind } from '../../../src/ops/norm';
+import { runGelu, runSwiglu, recordGeluForward } from '../../../src/ops/activation';
+import { runEmbedding, recordEmbeddingForward, recordEmbeddingBackward } from '../../../src/ops/embedding';
+import { runElementwise, recordAccumulate, recordAdd, type ElementwiseOp } from '../../../src/ops/elementwise';
+
+type Maybe = number[] | undefined;
+const f32 = (v: Maybe) => (v ? new Float32Array(v) : undefined);
+const list = (v: Float32Array | undefined) => (v ? Array.from(v) : undefined);
+
+export interface NormCase {
+  kind: NormKind;
+  rows: number;
+  dim: number;
+  eps: number;
+  x: number[];
+  gamma: number[];
+  beta?: number[];
+  dy?: number[];
+  dGammaInit?: number[];
+  dBetaInit?: number[];
+}
+
+export async function norm(rt: GpuRuntime, c: NormCase) {
+  const out = await runNorm(rt, {
+    ...c,
+    x: new Float32Array(c.x),
+    gamma: new Float32Array(c.gamma),
+    beta: f32(c.beta),
+    dy: f32(c.dy),
+    dGammaInit: f32(c.dGammaInit),
+    dBetaInit: f32(c.dBetaInit),
+  });
+  return {
+    y: list(out.y),
+    mean: list(out.mean),
+    rstd: list(out.rstd),
+    dx: list(out.dx),
+    dGamma: list(out.dGamma),
+    dBeta: list(out.dBeta),
+  };
+}
+
+export async function gelu(rt: GpuRuntime, c: { x: number[]; dy?: number[] }) {
+  const out = await runGelu(rt, { x: new Float32Array(c.x), dy: f32(c.dy) });
+  return { y: list(out.y), dx: list(out.dx) };
+}
+
+export async function swiglu(rt: GpuRuntime, c: { gate: number[]; up: number[]; dh?: number[] }) {
+  const out = await runSwiglu(rt, { gate: new Float32Array(c.gate), up: new Float32Array(c.up), dh: f32(c.dh) });
+  return { h: list(out.h), dGate: list(out.dGate), dUp: list(out.dUp) };
+}
+
+export interface EmbeddingCase {
+  tokens: number;
+  dim: number;
+  vocab: number;
+  positions?: number;
+  ids: number[];
+  table: number[];
+  posIds?: number[];
+  posTable?: number[];
+  dOut?: number[];
+  dTableInit?: number[];
+  dPosInit?: number[];
+}
+
+export async function embedding(rt: GpuRuntime, c: EmbeddingCase) {
+  const out = await runEmbedding(rt, {
+    ...c,
+    ids: new Uint32Array(c.ids),
+    table: new Float32Array(c.table),
+    posIds: c.posIds ? new Uint32Array(c.posIds) : undefined,
+    posTable: f32(c.posTable),
+    dOut: f32(c.dOut),
+    dTableInit: f32(c.dTableInit),
+    dPosInit: f32(c.dPosInit),
+  });
+  return { out: list(out.out), dTable: list(out.dTable), dPos: list(out.dPos) };
+}
+
+export async function elementwise(
+  rt: GpuRuntime,
+  c: { op: ElementwiseOp; a?: number[]; b?: number[]; acc?: number[]; alpha?: number; count?: number },
+) {
+  const out = await runElementwise(rt, { ...c, a: f32(c.a), b: f32(c.b), acc: f32(c.acc) });
+  return Array.from(out);
+}
+
+const CASES = { norm, gelu, swiglu, embedding, elementwise } as const;
+
+/** Runs one case and reports a thrown error's class and message instead of rejecting. */
+export async function attempt(rt: GpuRuntime, c: { fn: keyof typeof CASES; input: unknown }) {
+  try {
+    await (CASES[c.fn] as (rt: GpuRuntime, input: unknown) => Promise<unknown>)(rt, c.input);
+    return { ok: true };
+  } catch (err) {
+    const e = err as Error;
+    return { ok: false, name: e.name, message: e.message };
+  }
+}
+
+/**
+ * Misuse of the record* launchers on real GPU buffers: each entry is the error class and
+ * message, or 'no error'. Nothing bad is dispatched (validation happens before recording).
+ */
+export async function recordErrors(rt: GpuRuntime): Promise<Record<string, string>> {
+  // Pooled buffers round up to 256 bytes: `small` holds 64 floats.
+  const small = rt.upload(new Float32Array(8), 'small');
+  const big = rt.upload(new Float32Array(1024), 'big');
+  const ids = rt.upload(new Uint32Array(4), 'ids');
+  const rec = rt.recorder('layers.errors');
+  const made: GPUBuffer[] = [];
+  const results: Record<string, string> = {};
+  const check = (name: string, f: () => GPUBuffer | void | object) => {
+    try {
+      const r = f();
+      if (r && 'size' in r) made.push(r as GPUBuffer);
+      results[name] = 'no error';
+    } catch (err) {
+      results[name] = `${(err as Error).name}: ${(err as Error).message}`;
+    }
+  };
+  const shape = { kind: 'layernorm' as const, rows: 4, dim: 16, eps: 1e-5 };
+  check('layernorm without beta', () => recordNormForward(rt, rec, shape, big, big, null));
+  check('rmsnorm with beta', () => recordNormForward(rt, rec, { ...shape, kind: 'rmsnorm' }, big, big, big));
+  check('x too small', () => recordNormForward(rt, rec, { ...shape, rows: 100 }, small, big, big));
+  check('rows 0', () => recordNormForward(rt, rec, { ...shape, rows: 0 }, big, big, big));
+  check('dim 1.5', () => recordNormForward(rt, rec, { ...shape, dim: 1.5 }, big, big, big));
+  check('eps negative', () => recordNormForward(rt, rec, { ...shape, eps: -1 }, big, big, big));
+  const fakeForward = { ...shape, rows: 8, x: big, gamma: big, beta: big, y: big, stats: big };
+  check('accumulate without dBeta', () => recordNormBackward(rt, rec, fakeForward, big, { dGamma: big }));
+  check('dy too small', () => recordNormBackward(rt, rec, fakeForward, small));
+  check('gelu count 0', () => recordGeluForward(rt, rec, big, 0));
+  check('gelu x too small', () => recordGeluForward(rt, rec, small, 100));
+  check('embedding table too small', () => recordEmbeddingForward(rt, rec, { tokens: 4, dim: 4, vocab: 30 }, ids, small));
+  check('embedding positions without table', () =>
+    recordEmbeddingForward(rt, rec, { tokens: 4, dim: 2, vocab: 3, positions: 4 }, ids, small),
+  );
+  check('embedding backward id out of range', () => recordEmbeddingBackward(rt, rec, big, [0, 1, 5], { dim: 2, rows: 5 }));
+  check('embedding backward negative id', () => recordEmbeddingBackward(rt, rec, big, [0, -1], { dim: 2, rows: 5 }));
+  check('add b too small', () => recordAdd(rt, rec, big, small, 100));
+  check('accumulate alpha NaN', () => recordAccumulate(rt, rec, big, big, 4, NaN));
+  await rec.submit();
+  rt.release(small, big, ids, ...made);
+  return results;
+}
