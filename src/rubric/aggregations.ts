@@ -1,0 +1,109 @@
+// One entry point for the trainer: the configured aggregation for a group, or every
+// aggregation side by side (for metrics: the trained reward next to the alternatives).
+import {
+  DEFAULT_GATE_CAP,
+  DEFAULT_PASS_THRESHOLD,
+  ROLLOUT_AGGREGATIONS,
+  type BaseAggregation,
+  type RolloutAggregation,
+  type Scores,
+} from './aggregate';
+import { adaptiveWeights, DEFAULT_ADAPTIVE_FLOOR } from './adaptive';
+import { rubricDropout } from './dropout';
+import type { Rubric } from './schema';
+
+export const AGGREGATIONS = [
+  'weighted_mean',
+  'healthbench_points',
+  'essential_gated',
+  'strict_all_required',
+  'rubric_dropout',
+  'adaptive_weights',
+] as const;
+export type AggregationName = (typeof AGGREGATIONS)[number];
+
+/** Serializable aggregation settings (snake_case, like the rest of an experiment's options). */
+export interface AggregationConfig {
+  method: AggregationName;
+  /** Met means score >= pass_threshold. Default 0.5. */
+  pass_threshold?: number;
+  /** essential_gated: the cap on a rollout failing an essential criterion. Default 0. */
+  gate_cap?: number;
+  gate_base?: BaseAggregation;
+  /** rubric_dropout: drop probability per criterion, in [0, 1). Default 0.3. */
+  dropout_p?: number;
+  /** rubric_dropout: the aggregation of the kept criteria. Default weighted_mean. */
+  dropout_aggregation?: RolloutAggregation;
+  /** adaptive_weights: multiplier of a criterion that does not separate the group. Default 0.1. */
+  adaptive_floor?: number;
+  adaptive_tier_balance?: boolean;
+}
+
+export const DEFAULT_DROPOUT_P = 0.3;
+
+/** Where a group sits in training: Rubric Dropout draws its subset from it. */
+export interface GroupContext {
+  seed: number;
+  step: number;
+  group: string | number;
+}
+
+export interface GroupRewards {
+  /** One per rollout; null = unscorable (advantage 0). */
+  rewards: (number | null)[];
+  /** rubric_dropout: the kept criteria. */
+  keep?: boolean[];
+  /** adaptive_weights: the training weights used. */
+  weights?: number[];
+}
+
+/** The configured aggregation for one group of rollouts (scores aligned with rubric.criteria). */
+export function aggregateGroup(rubric: Rubric, groupScores: readonly Scores[], config: AggregationConfig, context?: GroupContext): GroupRewards {
+  const options = {
+    threshold: config.pass_threshold ?? DEFAULT_PASS_THRESHOLD,
+    cap: config.gate_cap ?? DEFAULT_GATE_CAP,
+    base: config.gate_base,
+  };
+  switch (config.method) {
+    case 'rubric_dropout': {
+      if (!context) throw new RangeError('rubric_dropout needs the group context (seed, step, group)');
+      const out = rubricDropout(rubric, groupScores, {
+        ...options,
+        ...context,
+        p: config.dropout_p ?? DEFAULT_DROPOUT_P,
+        aggregation: config.dropout_aggregation,
+      });
+      return { rewards: out.rewards, keep: out.keep };
+    }
+    case 'adaptive_weights': {
+      const out = adaptiveWeights(rubric, groupScores, {
+        floor: config.adaptive_floor ?? DEFAULT_ADAPTIVE_FLOOR,
+        tierBalance: config.adaptive_tier_balance,
+      });
+      return { rewards: out.rewards, weights: out.weights };
+    }
+    default: {
+      if (!(config.method in ROLLOUT_AGGREGATIONS)) throw new RangeError(`unknown aggregation method "${String(config.method)}"`);
+      const aggregate = ROLLOUT_AGGREGATIONS[config.method];
+      return { rewards: groupScores.map((s) => aggregate(rubric, s, options)) };
+    }
+  }
+}
+
+/**
+ * Every aggregation of one group side by side, with the config's settings. rubric_dropout is
+ * included only with a context; the others always use the full rubric.
+ */
+export function aggregateAll(
+  rubric: Rubric,
+  groupScores: readonly Scores[],
+  config: Omit<AggregationConfig, 'method'> = {},
+  context?: GroupContext,
+): Partial<Record<AggregationName, (number | null)[]>> {
+  const out: Partial<Record<AggregationName, (number | null)[]>> = {};
+  for (const method of AGGREGATIONS) {
+    if (method === 'rubric_dropout' && !context) continue;
+    out[method] = aggregateGroup(rubric, groupScores, { ...config, method }, context).rewards;
+  }
+  return out;
+}

@@ -1,0 +1,55 @@
+// The rubric layer: schema, rule checks, judges, reward aggregation. Pure TypeScript — no GPU,
+// no DOM — so it runs in Node tests, the page and Web Workers alike.
+export { RubricError, type RubricIssue } from './errors';
+export {
+  parseRubric,
+  isRuleCriterion,
+  TIERS,
+  DEFAULT_CHOICES,
+  type Rubric,
+  type Criterion,
+  type RuleCriterion,
+  type QuestionCriterion,
+  type Rule,
+  type RuleKind,
+  type Tier,
+  type JsonShape,
+} from './schema';
+export { rubricVersion, canonicalJson } from './version';
+export { checkRule, type RuleOutcome, type RuleContext } from './rules';
+export { approximateTokens, type TokenCounter } from './text';
+export {
+  judgeWithRules,
+  judgeRollouts,
+  ruleJudge,
+  cachedJudge,
+  choiceScore,
+  type Judge,
+  type JudgeRequest,
+  type CriterionResult,
+  type ResultStatus,
+  type Rollout,
+} from './judge';
+export { JudgeCache, type JudgeCacheKey } from './cache';
+export {
+  scoresOf,
+  weightedMean,
+  healthbenchPoints,
+  essentialGated,
+  strictAllRequired,
+  DEFAULT_PASS_THRESHOLD,
+  type Scores,
+} from './aggregate';
+export { dropoutMask, rubricDropout, type DropoutOptions } from './dropout';
+export { adaptiveWeights, type AdaptiveResult } from './adaptive';
+export {
+  aggregateGroup,
+  aggregateAll,
+  AGGREGATIONS,
+  DEFAULT_DROPOUT_P,
+  type AggregationConfig,
+  type AggregationName,
+  type GroupContext,
+  type GroupRewards,
+} from './aggregations';
+export { kernelRewardInputs, type KernelRewardInputs } from './kernelInputs';
