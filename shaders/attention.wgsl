@@ -1,0 +1,472 @@
+// Causal grouped-query attention over left-padded batches, FlashAttention-2 style, its
+// backward, and a decode variant that reads a KV cache.
+//
+// Layouts (row-major f32): q, out, dout, dq [B, T, Hq, DH]; k, v, dk, dv [B, T, Hkv, DH];
+// lse [B, Hq, T]; pad [B] (u32, clamped to T). Query head h reads kv head h / G, G = Hq / Hkv.
+// Key j is visible to query i of sequence b iff pad[b] <= j <= i; rows i < pad[b] give 0.
+//
+// Forward: one workgroup per (b, h, block of TILE queries); thread (r, c) = (tid / TILE,
+// tid % TILE). Over blocks of TILE keys, with s_ij = scale * q_i . k_j (online softmax):
+//   m' = max(m, max_j s_ij),  l' = l e^(m - m') + sum_j e^(s_ij - m'),
+//   o' = o e^(m - m') + sum_j e^(s_ij - m') v_j;   out_i = o / l,  lse_i = m + log l.
+// Only a TILE x TILE block of scores is ever held (in workgroup memory), never T x T.
+//
+// Backward (FlashAttention-2, probabilities rebuilt from lse): P_ij = exp(s_ij - lse_i),
+//   D_i = dout_i . out_i,  dP_ij = dout_i . v_j,  dS_ij = P_ij (dP_ij - D_i),
+//   dq_i = scale sum_j dS_ij k_j,  dk_j = scale sum_(h in group, i) dS_ij q_i,
+//   dv_j = sum_(h in group, i) P_ij dout_i.
+// backward_prep packs (lse_i, D_i) per row; backward_dq owns query blocks; backward_dkdv owns
+// key blocks and loops over the G query heads of its kv head. Every gradient element is
+// summed by one thread in a fixed order: deterministic, no atomics.
+//
+// Decode: one workgroup per (b, h): one query q [B, Hq, DH] against caches k, v laid out
+// [B, Hkv, TMAX, DH] (params.max_seq_len = TMAX), keys j in [pad[b], len), len = seq_len.
+//
+// Workgroup memory: TILES tiles of TILE rows padded to ROW = DH + 1 floats (no bank conflicts
+// between rows), then a TILE x TILE score block; forward 2 tiles, backward 3. TILE = 16 needs
+// 25.2 KiB at DH = 128; TILE = 8 fits 16 KiB for every DH <= 128. The launcher picks TILE.
+// (One array with offsets: Chrome's compiler crashes on pointers to override-sized arrays.)
+
+override DH: u32 = 64u;
+override TILE: u32 = 16u;
+override ROW: u32 = DH + 1u;
+override TILE_FLOATS: u32 = TILE * ROW;
+override TILE_SQ: u32 = TILE * TILE;
+override TILES: u32 = 3u;
+override SCORES: u32 = TILES * TILE_FLOATS;
+override SHM_FLOATS: u32 = SCORES + TILE_SQ;
+// Output columns per thread: thread lane c owns columns c, c + TILE, c + 2 TILE, ...
+override COLS: u32 = (DH + TILE - 1u) / TILE;
+
+// Private arrays need const sizes: COLS <= 16 for DH <= 128 and TILE >= 8.
+const MAX_COLS: u32 = 16u;
+const MAX_TILE: u32 = 16u;
+const WG: u32 = 256u;
+const DEC_WG: u32 = 128u; // >= DH: decode thread d owns output column d
+const LOWEST: f32 = -3.4028234663852886e38;
+
+struct Params {
+  batch: u32,
+  // T; decode: len, the number of filled cache positions.
+  seq_len: u32,
+  num_heads: u32,
+  num_kv_heads: u32,
+  scale: f32,
+  // ceil(T / TILE): query blocks (forward, dq) or key blocks (dkdv).
+  blocks: u32,
+  // Decode: TMAX, the rows of each (b, kv head) cache.
+  max_seq_len: u32,
+  // backward_prep: B * Hq * T.
+  rows: u32,
+}
+
+// Entry points give some binding numbers to different variables (WGSL allows it when no entry
+// point uses both), so each binds at most 8 storage buffers, the WebGPU default.
+@group(0) @binding(0) var<uniform> params: Params;
+// forward, backward_dq, backward_dkdv, decode
+@group(0) @binding(1) var<storage, read> q: array<f32>;
+@group(0) @binding(2) var<storage, read> k: array<f32>;
+@group(0) @binding(3) var<storage, read> v: array<f32>;
+@group(0) @binding(4) var<storage, read> pad: array<u32>;
+// forward, decode
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;
+// forward
+@group(0) @binding(6) var<storage, read_write> lse: array<f32>;
+// backward_prep
+@group(0) @binding(1) var<storage, read> fwd_out: array<f32>;
+@group(0) @binding(2) var<storage, read> grad_out: array<f32>;
+@group(0) @binding(3) var<storage, read> fwd_lse: array<f32>;
+// backward_prep writes, backward_dq and backward_dkdv read: (lse_i, D_i) per row [B, Hq, T, 2].
+@group(0) @binding(5) var<storage, read_write> stats: array<f32>;
+// backward_dq, backward_dkdv
+@group(0) @binding(6) var<storage, read> dout: array<f32>;
+@group(0) @binding(7) var<storage, read_write> dq: array<f32>;
+@group(0) @binding(7) var<storage, read_write> dk: array<f32>;
+@group(0) @binding(8) var<storage, read_write> dv: array<f32>;
+
+var<workgroup> shm: array<f32, SHM_FLOATS>;
+// Offsets of the tiles in shm; the score block starts at SCORES.
+const TILE_A: u32 = 0u;
+override TILE_B: u32 = TILE_FLOATS;
+override TILE_C: u32 = 2u * TILE_FLOATS;
+
+/** Index of element 0 of token t, head `head` of sequence b in a [B, T, heads, DH] tensor. */
+fn token_base(b: u32, t: u32, heads: u32, head: u32) -> u32 {
+  return ((b * params.seq_len + t) * heads + head) * DH;
+}
+
+/** First key that is not padding; pad values past T mean "all padding". */
+fn first_key(b: u32) -> u32 {
+  return min(pad[b], params.seq_len);
+}
+
+// Tile loaders: TILE consecutive tokens from t0 into padded rows; tokens past T load 0.
+// Consecutive threads read consecutive floats of one row (coalesced).
+fn load_q(dst: u32, tid: u32, b: u32, t0: u32, head: u32) {
+  for (var e = tid; e < TILE * DH; e += TILE_SQ) {
+    let r = e / DH;
+    let c = e % DH;
+    var x = 0.0;
+    if (t0 + r < params.seq_len) { x = q[token_base(b, t0 + r, params.num_heads, head) + c]; }
+    shm[dst + r * ROW + c] = x;
+  }
+}
+
+fn load_k(dst: u32, tid: u32, b: u32, t0: u32, head: u32) {
+  for (var e = tid; e < TILE * DH; e += TILE_SQ) {
+    let r = e / DH;
+    let c = e % DH;
+    var x = 0.0;
+    if (t0 + r < params.seq_len) { x = k[token_base(b, t0 + r, params.num_kv_heads, head) + c]; }
+    shm[dst + r * ROW + c] = x;
+  }
+}
+
+fn load_v(dst: u32, tid: u32, b: u32, t0: u32, head: u32) {
+  for (var e = tid; e < TILE * DH; e += TILE_SQ) {
+    let r = e / DH;
+    let c = e % DH;
+    var x = 0.0;
+    if (t0 + r < params.seq_len) { x = v[token_base(b, t0 + r, params.num_kv_heads, head) + c]; }
+    shm[dst + r * ROW + c] = x;
+  }
+}
+
+fn load_dout(dst: u32, tid: u32, b: u32, t0: u32, head: u32) {
+  for (var e = tid; e < TILE * DH; e += TILE_SQ) {
+    let r = e / DH;
+    let c = e % DH;
+    var x = 0.0;
+    if (t0 + r < params.seq_len) { x = dout[token_base(b, t0 + r, params.num_heads, head) + c]; }
+    shm[dst + r * ROW + c] = x;
+  }
+}
+
+/** Row ra of the tile at offset a dotted with row rb of the tile at offset b. */
+fn dot_rows(a: u32, ra: u32, b: u32, rb: u32) -> f32 {
+  let oa = a + ra * ROW;
+  let ob = b + rb * ROW;
+  var s = 0.0;
+  for (var d = 0u; d < DH; d++) { s += shm[oa + d] * shm[ob + d]; }
+  return s;
+}
+
+@compute @workgroup_size(TILE_SQ)
+fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+           @builtin(local_invocation_index) tid: u32) {
+  let w = wid.x + wid.y * nwg.x;
+  let T = params.seq_len;
+  let Hq = params.num_heads;
+  // Uniform: the whole workgroup leaves together (grid rounding), before any barrier.
+  if (w >= params.batch * Hq * params.blocks) { return; }
+  let qb = w % params.blocks;
+  let h = (w / params.blocks) % Hq;
+  let b = w / (params.blocks * Hq);
+  let kvh = h / (Hq / params.num_kv_heads);
+  let p0 = first_key(b);
+  let t0 = qb * TILE;
+  let r = tid / TILE;
+  let lane = tid % TILE;
+  let i = t0 + r;
+  let row_valid = i >= p0 && i < T;
+
+  load_q(TILE_A, tid, b, t0, h);
+  var m = LOWEST; // finite, so exp(m - m') never meets inf - inf
+  var l = 0.0;
+  var acc: array<f32, MAX_COLS>;
+  var p: array<f32, MAX_TILE>;
+  let row_end = min(t0 + TILE, T);
+  // Key blocks from the one holding key p0 to the one holding the last query of this block.
+  if (p0 < row_end) {
+    for (var j0 = (p0 / TILE) * TILE; j0 < row_end; j0 += TILE) {
+      load_k(TILE_B, tid, b, j0, kvh);
+      workgroupBarrier();
+      shm[SCORES + tid] = dot_rows(TILE_A, r, TILE_B, lane) * params.scale;
+      workgroupBarrier(); // K is consumed: V may overwrite tile B
+      load_v(TILE_B, tid, b, j0, kvh);
+      workgroupBarrier();
+      var m_blk = LOWEST;
+      for (var jj = 0u; jj < TILE; jj++) {
+        let j = j0 + jj;
+        if (row_valid && j >= p0 && j <= i) { m_blk = max(m_blk, shm[SCORES + r * TILE + jj]); }
+      }
+      let m_new = max(m, m_blk);
+      let alpha = exp(m - m_new);
+      var sum = 0.0;
+      for (var jj = 0u; jj < TILE; jj++) {
+        let j = j0 + jj;
+        var e = 0.0;
+        if (row_valid && j >= p0 && j <= i) { e = exp(shm[SCORES + r * TILE + jj] - m_new); }
+        p[jj] = e;
+        sum += e;
+      }
+      l = l * alpha + sum;
+      m = m_new;
+      for (var c = 0u; c < COLS; c++) {
+        let col = lane + c * TILE;
+        if (col < DH) {
+          var o = acc[c] * alpha;
+          for (var jj = 0u; jj < TILE; jj++) { o += p[jj] * shm[TILE_B + jj * ROW + col]; }
+          acc[c] = o;
+        }
+      }
+      workgroupBarrier(); // before the next block overwrites tile B and the scores
+    }
+  }
+  if (i < T) {
+    // A valid row sees key i, so l >= exp(0) there; padded rows write zeros.
+    let inv = select(0.0, 1.0 / l, row_valid);
+    let base = token_base(b, i, Hq, h);
+    for (var c = 0u; c < COLS; c++) {
+      let col = lane + c * TILE;
+      if (col < DH) { out[base + col] = acc[c] * inv; }
+    }
+    if (lane == 0u) { lse[(b * Hq + h) * T + i] = select(0.0, m + log(l), row_valid); }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn backward_prep(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) tid: u32) {
+  let row = (wid.x + wid.y * nwg.x) * WG + tid; // (b * Hq + h) * T + i
+  if (row >= params.rows) { return; }
+  let T = params.seq_len;
+  let i = row % T;
+  let bh = row / T;
+  let h = bh % params.num_heads;
+  let b = bh / params.num_heads;
+  var row_lse = 0.0;
+  var delta = 0.0;
+  if (i >= first_key(b)) {
+    row_lse = fwd_lse[row];
+    let base = token_base(b, i, params.num_heads, h);
+    for (var d = 0u; d < DH; d++) { delta += grad_out[base + d] * fwd_out[base + d]; }
+  }
+  stats[2u * row] = row_lse;
+  stats[2u * row + 1u] = delta;
+}
+
+@compute @workgroup_size(TILE_SQ)
+fn backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) tid: u32) {
+  let w = wid.x + wid.y * nwg.x;
+  let T = params.seq_len;
+  let Hq = params.num_heads;
+  if (w >= params.batch * Hq * params.blocks) { return; }
+  let qb = w % params.blocks;
+  let h = (w / params.blocks) % Hq;
+  let b = w / (params.blocks * Hq);
+  let kvh = h / (Hq / params.num_kv_heads);
+  let p0 = first_key(b);
+  let t0 = qb * TILE;
+  let r = tid / TILE;
+  let lane = tid % TILE;
+  let i = t0 + r;
+  let row_valid = i >= p0 && i < T;
+
+  load_q(TILE_A, tid, b, t0, h);
+  load_dout(TILE_C, tid, b, t0, h);
+  var row_lse = 0.0;
+  var delta = 0.0;
+  if (row_valid) {
+    let srow = (b * Hq + h) * T + i;
+    row_lse = stats[2u * srow];
+    delta = stats[2u * srow + 1u];
+  }
+  var acc: array<f32, MAX_COLS>;
+  let row_end = min(t0 + TILE, T);
+  if (p0 < row_end) {
+    for (var j0 = (p0 / TILE) * TILE; j0 < row_end; j0 += TILE) {
+      let j = j0 + lane;
+      let visible = row_valid && j >= p0 && j <= i;
+      load_v(TILE_B, tid, b, j0, kvh);
+      workgroupBarrier();
+      let dp = dot_rows(TILE_C, r, TILE_B, lane);
+      workgroupBarrier(); // V is consumed: K may overwrite it
+      load_k(TILE_B, tid, b, j0, kvh);
+      workgroupBarrier();
+      var ds = 0.0;
+      if (visible) {
+        let prob = exp(dot_rows(TILE_A, r, TILE_B, lane) * params.scale - row_lse);
+        ds = prob * (dp - delta);
+      }
+      shm[SCORES + tid] = ds;
+      workgroupBarrier();
+      for (var c = 0u; c < COLS; c++) {
+        let col = lane + c * TILE;
+        if (col < DH) {
+          var g = acc[c];
+          for (var jj = 0u; jj < TILE; jj++) { g += shm[SCORES + r * TILE + jj] * shm[TILE_B + jj * ROW + col]; }
+          acc[c] = g;
+        }
+      }
+      workgroupBarrier();
+    }
+  }
+  if (i < T) {
+    let base = token_base(b, i, Hq, h);
+    for (var c = 0u; c < COLS; c++) {
+      let col = lane + c * TILE;
+      if (col < DH) { dq[base + col] = select(0.0, acc[c] * params.scale, row_valid); }
+    }
+  }
+}
+
+@compute @workgroup_size(TILE_SQ)
+fn backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) tid: u32) {
+  let w = wid.x + wid.y * nwg.x;
+  let T = params.seq_len;
+  let Hq = params.num_heads;
+  let Hkv = params.num_kv_heads;
+  if (w >= params.batch * Hkv * params.blocks) { return; }
+  let kb = w % params.blocks;
+  let kvh = (w / params.blocks) % Hkv;
+  let b = w / (params.blocks * Hkv);
+  let G = Hq / Hkv;
+  let p0 = first_key(b);
+  let j0 = kb * TILE;
+  // Score phase: thread (query r, key lane). Accumulate phase: thread (key r, column lane).
+  let r = tid / TILE;
+  let lane = tid % TILE;
+  let j = j0 + lane;
+
+  load_k(TILE_B, tid, b, j0, kvh);
+  load_v(TILE_C, tid, b, j0, kvh);
+  var dk_acc: array<f32, MAX_COLS>;
+  var dv_acc: array<f32, MAX_COLS>;
+  let key_end = min(j0 + TILE, T);
+  // Skip blocks of padding keys; queries before this block (or before p0) see none of its keys.
+  if (p0 < key_end) {
+    let t_start = (max(j0, p0) / TILE) * TILE;
+    for (var g = 0u; g < G; g++) {
+      let h = kvh * G + g;
+      for (var t0 = t_start; t0 < T; t0 += TILE) {
+        let i = t0 + r;
+        let visible = i < T && j >= p0 && j <= i;
+        let srow = (b * Hq + h) * T + i;
+        load_q(TILE_A, tid, b, t0, h);
+        workgroupBarrier();
+        var prob = 0.0;
+        if (visible) { prob = exp(dot_rows(TILE_A, r, TILE_B, lane) * params.scale - stats[2u * srow]); }
+        workgroupBarrier(); // Q is consumed: dout may overwrite it
+        load_dout(TILE_A, tid, b, t0, h);
+        workgroupBarrier();
+        var ds = 0.0;
+        if (visible) { ds = prob * (dot_rows(TILE_A, r, TILE_C, lane) - stats[2u * srow + 1u]); }
+        shm[SCORES + lane * TILE + r] = prob; // transposed: [key][query]
+        workgroupBarrier();
+        for (var c = 0u; c < COLS; c++) {
+          let col = lane + c * TILE;
+          if (col < DH) {
+            var g_v = dv_acc[c];
+            for (var ii = 0u; ii < TILE; ii++) { g_v += shm[SCORES + r * TILE + ii] * shm[TILE_A + ii * ROW + col]; }
+            dv_acc[c] = g_v;
+          }
+        }
+        workgroupBarrier();
+        shm[SCORES + lane * TILE + r] = ds;
+        load_q(TILE_A, tid, b, t0, h);
+        workgroupBarrier();
+        for (var c = 0u; c < COLS; c++) {
+          let col = lane + c * TILE;
+          if (col < DH) {
+            var g_k = dk_acc[c];
+            for (var ii = 0u; ii < TILE; ii++) { g_k += shm[SCORES + r * TILE + ii] * shm[TILE_A + ii * ROW + col]; }
+            dk_acc[c] = g_k;
+          }
+        }
+        workgroupBarrier();
+      }
+    }
+  }
+  let key = j0 + r;
+  if (key < T) {
+    let keep = key >= p0; // padding keys get exactly zero gradient
+    let base = token_base(b, key, Hkv, kvh);
+    for (var c = 0u; c < COLS; c++) {
+      let col = lane + c * TILE;
+      if (col < DH) {
+        dk[base + col] = select(0.0, dk_acc[c] * params.scale, keep);
+        dv[base + col] = select(0.0, dv_acc[c], keep);
+      }
+    }
+  }
+}
+
+var<workgroup> dec_q: array<f32, DH>;
+var<workgroup> dec_red: array<f32, DEC_WG>;
+var<workgroup> dec_p: array<f32, DEC_WG>;
+
+fn dec_reduce_max(tid: u32, x: f32) -> f32 {
+  dec_red[tid] = x;
+  workgroupBarrier();
+  for (var stride = DEC_WG / 2u; stride > 0u; stride = stride / 2u) {
+    if (tid < stride) { dec_red[tid] = max(dec_red[tid], dec_red[tid + stride]); }
+    workgroupBarrier();
+  }
+  let result = dec_red[0];
+  workgroupBarrier(); // everyone has read it before dec_red is reused
+  return result;
+}
+
+fn dec_reduce_sum(tid: u32, x: f32) -> f32 {
+  dec_red[tid] = x;
+  workgroupBarrier();
+  for (var stride = DEC_WG / 2u; stride > 0u; stride = stride / 2u) {
+    if (tid < stride) { dec_red[tid] = dec_red[tid] + dec_red[tid + stride]; }
+    workgroupBarrier();
+  }
+  let result = dec_red[0];
+  workgroupBarrier();
+  return result;
+}
+
+@compute @workgroup_size(DEC_WG)
+fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+          @builtin(local_invocation_index) tid: u32) {
+  let w = wid.x + wid.y * nwg.x;
+  let Hq = params.num_heads;
+  if (w >= params.batch * Hq) { return; }
+  let h = w % Hq;
+  let b = w / Hq;
+  let kvh = h / (Hq / params.num_kv_heads);
+  let len = params.seq_len;
+  let p0 = min(pad[b], len);
+  let qbase = (b * Hq + h) * DH;
+  for (var d = tid; d < DH; d += DEC_WG) { dec_q[d] = q[qbase + d] * params.scale; }
+  // Row of cache position 0 for (b, kvh); the cache holds max_seq_len rows per (b, kv head).
+  let cache0 = (b * params.num_kv_heads + kvh) * params.max_seq_len;
+  var m = LOWEST;
+  var l = 0.0;
+  var acc = 0.0; // column tid of the output, for tid < DH
+  workgroupBarrier();
+  // Chunks of DEC_WG keys: thread tid scores key j0 + tid, then thread d sums column d.
+  for (var j0 = p0; j0 < len; j0 += DEC_WG) {
+    let j = j0 + tid;
+    let valid = j < len;
+    var s = LOWEST;
+    if (valid) {
+      let kbase = (cache0 + j) * DH;
+      var dotp = 0.0;
+      for (var d = 0u; d < DH; d++) { dotp += dec_q[d] * k[kbase + d]; }
+      s = dotp;
+    }
+    let m_new = max(m, dec_reduce_max(tid, s));
+    var e = 0.0;
+    if (valid) { e = exp(s - m_new); }
+    dec_p[tid] = e;
+    let sum = dec_reduce_sum(tid, e); // its barriers also publish dec_p
+    let alpha = exp(m - m_new);
+    l = l * alpha + sum;
+    m = m_new;
+    if (tid < DH) {
+      let count = min(DEC_WG, len - j0);
+      var o = acc * alpha;
+      for (var t = 0u; t < count; t++) { o += dec_p[t] * v[(cache0 + j0 + t) * DH + tid]; }
+      acc = o;
+    }
+    workgroupBarrier(); // before the next chunk overwrites dec_p
+  }
+  if (tid < DH) { out[qbase + tid] = select(0.0, acc / l, l > 0.0); }
+}
