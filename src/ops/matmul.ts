@@ -1,0 +1,377 @@
+// Launcher for shaders/matmul.wgsl: C = alpha * op(A) . op(B) + beta * C (+ bias), batched,
+// and the column sum used for bias gradients. Row-major f32 throughout.
+//
+// A linear layer with PyTorch weight layout W[out, in] uses three products and a sum:
+//   Y  = X . W^T + b     recordMatmul({a: X, b: W, c: Y, bias: b}, {m: T, n: out, k: in, transB: true})
+//   dX = dY . W          recordMatmul({a: dY, b: W, c: dX}, {m: T, n: in, k: out})
+//   dW += dY^T . X       recordMatmul({a: dY, b: X, c: dW}, {m: out, n: in, k: T, transA: true, beta: 1})
+//   db += sum_rows dY    recordColumnSum({x: dY, out: db}, {rows: T, cols: out, beta: 1})
+import code from '../../shaders/matmul.wgsl?raw';
+import type { GpuRuntime } from '../gpu/runtime';
+import type { Binding, Recorder } from '../gpu/recorder';
+import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
+
+/** Output tile edge of the tiled kernels; the small-M kernel serves M up to SMALL_M_MAX. */
+const TILE = 64;
+export const SMALL_M_MAX = 8;
+/** Columns per workgroup of small_m (B stored [N,K] / [K,N]) and of column_sum. */
+const SMALL_COLS_TRANS_B = 8;
+const SMALL_COLS = 16;
+const SUM_COLS = 32;
+
+export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m';
+
+const GEMM_BINDINGS: readonly BindingKind[] = ['uniform', 'read-only-storage', 'read-only-storage', 'read-only-storage', 'storage'];
+
+/** One spec per (entry point, transA, transB), built once so dispatching allocates nothing new. */
+const GEMM_SPECS = new Map<string, KernelSpec>();
+for (const entryPoint of ['tiled', 'tiled_vec4', 'small_m'] as const) {
+  for (const transA of [false, true]) {
+    for (const transB of [false, true]) {
+      GEMM_SPECS.set(specKey(entryPoint, transA, transB), {
+        name: 'matmul',
+        code,
+        entryPoint,
+        bindings: GEMM_BINDINGS,
+        constants: { TRANS_A: transA ? 1 : 0, TRANS_B: transB ? 1 : 0 },
+      });
+    }
+  }
+}
+const COLUMN_SUM: KernelSpec = {
+  name: 'matmul',
+  code,
+  entryPoint: 'column_sum',
+  bindings: ['uniform', 'read-only-storage', 'storage'],
+};
+
+function specKey(entryPoint: string, transA: boolean, transB: boolean): string {
+  return `${entryPoint}:${transA ? 1 : 0}${transB ? 1 : 0}`;
+}
+
+export interface MatmulShape {
+  /** Rows of op(A) and C. */
+  m: number;
+  /** Columns of op(B) and C. */
+  n: number;
+  /** Columns of op(A), rows of op(B). */
+  k: number;
+  /** op(A) = A^T: A is stored [K, M]. */
+  transA?: boolean;
+  /** op(B) = B^T: B is stored [N, K] (PyTorch's Linear weight [out, in]). */
+  transB?: boolean;
+  /** Default 1. */
+  alpha?: number;
+  /** Default 0: C is then written without being read (its old contents may be anything). */
+  beta?: number;
+  /** Independent products, one per dispatch z; default 1. */
+  batch?: number;
+  /** Elements between consecutive batches of A, B, C; 0 broadcasts one matrix. Default: tightly packed. */
+  strideA?: number;
+  strideB?: number;
+  strideC?: number;
+  /** Elements between consecutive stored rows; default: the stored row length (tightly packed). */
+  lda?: number;
+  ldb?: number;
+  ldc?: number;
+  /** 'auto' (default) takes small_m for m <= 8 and the tiled kernel otherwise; tests force one. */
+  path?: 'auto' | 'tiled' | 'small';
+}
+
+/** MatmulShape with every default filled in and checked. */
+export interface ResolvedMatmulShape {
+  m: number;
+  n: number;
+  k: number;
+  transA: boolean;
+  transB: boolean;
+  alpha: number;
+  beta: number;
+  batch: number;
+  strideA: number;
+  strideB: number;
+  strideC: number;
+  lda: number;
+  ldb: number;
+  ldc: number;
+  path: 'auto' | 'tiled' | 'small';
+  /** Elements each operand must hold: (batch-1)*stride + (stored rows-1)*ld + stored row length. */
+  extentA: number;
+  extentB: number;
+  extentC: number;
+}
+
+export interface MatmulOperands {
+  a: Binding;
+  b: Binding;
+  /** Output, read too when beta != 0. Must not share a buffer with a, b or bias. */
+  c: Binding;
+  /** bias[n], added to every row of every batch. */
+  bias?: Binding | null;
+}
+
+function positiveInt(name: string, v: number): void {
+  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer, got ${v}`);
+}
+
+function nonNegativeInt(name: string, v: number): void {
+  if (!Number.isInteger(v) || v < 0) throw new RangeError(`${name} must be a non-negative integer, got ${v}`);
+}
+
+/** Fills defaults and throws a RangeError naming the first bad field. */
+export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
+  const { m, n, k } = shape;
+  positiveInt('m', m);
+  positiveInt('n', n);
+  positiveInt('k', k);
+  const transA = shape.transA ?? false;
+  const transB = shape.transB ?? false;
+  const alpha = shape.alpha ?? 1;
+  const beta = shape.beta ?? 0;
+  if (!Number.isFinite(alpha)) throw new RangeError(`alpha must be a finite number, got ${alpha}`);
+  if (!Number.isFinite(beta)) throw new RangeError(`beta must be a finite number, got ${beta}`);
+  const batch = shape.batch ?? 1;
+  positiveInt('batch', batch);
+  const path = shape.path ?? 'auto';
+  if (path !== 'auto' && path !== 'tiled' && path !== 'small') {
+    throw new RangeError(`path must be 'auto', 'tiled' or 'small', got ${String(path)}`);
+  }
+  if (path === 'small' && m > SMALL_M_MAX) throw new RangeError(`path 'small' needs m <= ${SMALL_M_MAX}, got m = ${m}`);
+
+  // Stored layouts: A is [m, k] or [k, m]; B is [k, n] or [n, k]; C is [m, n].
+  const [rowsA, colsA] = transA ? [k, m] : [m, k];
+  const [rowsB, colsB] = transB ? [n, k] : [k, n];
+  const lda = shape.lda ?? colsA;
+  const ldb = shape.ldb ?? colsB;
+  const ldc = shape.ldc ?? n;
+  for (const [name, ld, min] of [['lda', lda, colsA], ['ldb', ldb, colsB], ['ldc', ldc, n]] as const) {
+    if (!Number.isInteger(ld) || ld < min) throw new RangeError(`${name} must be an integer >= ${min} (the stored row length), got ${ld}`);
+  }
+  const strideA = shape.strideA ?? rowsA * lda;
+  const strideB = shape.strideB ?? rowsB * ldb;
+  const strideC = shape.strideC ?? m * ldc;
+  nonNegativeInt('strideA', strideA);
+  nonNegativeInt('strideB', strideB);
+  nonNegativeInt('strideC', strideC);
+  // Batches of C must not overlap: either one after another, or interleaved within a row
+  // (heads of a [T, H*D] output: strideC >= n and all batches fit in ldc).
+  const matrixC = (m - 1) * ldc + n;
+  const stacked = strideC >= matrixC;
+  const interleaved = strideC >= n && (batch - 1) * strideC + n <= ldc;
+  if (batch > 1 && !stacked && !interleaved) {
+    throw new RangeError(
+      `strideC = ${strideC} would make the ${batch} output matrices overlap; it must be >= ${matrixC} ` +
+        `(stacked) or >= n = ${n} with (batch-1)*strideC + n <= ldc = ${ldc} (interleaved)`,
+    );
+  }
+  const extent = (stride: number, rows: number, ld: number, cols: number) => (batch - 1) * stride + (rows - 1) * ld + cols;
+  return {
+    m, n, k, transA, transB, alpha, beta, batch, strideA, strideB, strideC, lda, ldb, ldc, path,
+    extentA: extent(strideA, rowsA, lda, colsA),
+    extentB: extent(strideB, rowsB, ldb, colsB),
+    extentC: extent(strideC, m, ldc, n),
+  };
+}
+
+/**
+ * The kernel recordMatmul uses for this shape: small_m for m <= 8 (unless path says
+ * otherwise), tiled_vec4 when every stored row length, leading dimension and batch stride
+ * is a multiple of 4, tiled otherwise.
+ */
+export function matmulKernel(s: ResolvedMatmulShape): MatmulKernel {
+  if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX)) return 'small_m';
+  const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
+  const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
+  return quad(s.transA ? s.m : s.k, s.transB ? s.k : s.n, s.n, s.lda, s.ldb, s.ldc) && stridesQuad ? 'tiled_vec4' : 'tiled';
+}
+
+function bufferOf(b: Binding): GPUBuffer {
+  return 'buffer' in b ? b.buffer : b;
+}
+
+/** Offset and byte size a binding covers (the whole rest of the buffer when size is omitted). */
+function extentOf(b: Binding): { offset: number; size: number } {
+  if (!('buffer' in b)) return { offset: 0, size: b.size };
+  const offset = b.offset ?? 0;
+  return { offset, size: b.size ?? b.buffer.size - offset };
+}
+
+function checkBinding(name: string, b: Binding, elements: number, maxBindingBytes: number): void {
+  const { size } = extentOf(b);
+  if (elements * 4 > maxBindingBytes) {
+    throw new RangeError(`${name} needs ${elements} floats, beyond this GPU's storage binding limit of ${maxBindingBytes} bytes`);
+  }
+  if (size < elements * 4) throw new RangeError(`${name} holds ${Math.floor(size / 4)} floats; this product needs ${elements}`);
+}
+
+/** vec4 views need 16-byte aligned offsets and sizes, else the last vec4 would be cut off. */
+function vec4Aligned(b: Binding): boolean {
+  const { offset, size } = extentOf(b);
+  return offset % 16 === 0 && size % 16 === 0;
+}
+
+function gemmParams(s: ResolvedMatmulShape, hasBias: boolean): Uint32Array {
+  const data = new ArrayBuffer(64);
+  const u32 = new Uint32Array(data);
+  const f32 = new Float32Array(data);
+  u32.set([s.m, s.n, s.k, hasBias ? 1 : 0, s.lda, s.ldb, s.ldc, s.beta !== 0 ? 1 : 0, s.strideA, s.strideB, s.strideC, s.batch]);
+  f32[12] = s.alpha;
+  f32[13] = s.beta;
+  return u32;
+}
+
+/**
+ * Records C = alpha * op(A) . op(B) + beta * C (+ bias) for `batch` matrices into `rec`,
+ * writing the caller's C. Returns the kernel it chose.
+ */
+export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands, shape: MatmulShape): MatmulKernel {
+  const s = resolveMatmulShape(shape);
+  const limits = rt.device.limits;
+  const maxBinding = limits.maxStorageBufferBindingSize;
+  checkBinding('a', ops.a, s.extentA, maxBinding);
+  checkBinding('b', ops.b, s.extentB, maxBinding);
+  checkBinding('c', ops.c, s.extentC, maxBinding);
+  if (ops.bias) checkBinding('bias', ops.bias, s.n, maxBinding);
+  const out = bufferOf(ops.c);
+  for (const [name, input] of [['a', ops.a], ['b', ops.b], ['bias', ops.bias]] as const) {
+    if (input && bufferOf(input) === out) {
+      throw new RangeError(`c must not share a GPU buffer with ${name}: a dispatch cannot read and write one buffer`);
+    }
+  }
+  const maxGroups = limits.maxComputeWorkgroupsPerDimension;
+  if (s.batch > maxGroups) throw new RangeError(`batch = ${s.batch} exceeds ${maxGroups} (workgroups per dispatch dimension)`);
+
+  let kernel = matmulKernel(s);
+  if (kernel === 'tiled_vec4' && ![ops.a, ops.b, ops.c, ...(ops.bias ? [ops.bias] : [])].every(vec4Aligned)) kernel = 'tiled';
+  let x: number;
+  let y = 1;
+  if (kernel === 'small_m') {
+    x = Math.ceil(s.n / (s.transB ? SMALL_COLS_TRANS_B : SMALL_COLS));
+  } else {
+    x = Math.ceil(s.n / TILE);
+    y = Math.ceil(s.m / TILE);
+    if (y > maxGroups) throw new RangeError(`m = ${s.m} needs ${y} row tiles, more than ${maxGroups} per dispatch`);
+  }
+  if (x > maxGroups) throw new RangeError(`n = ${s.n} needs ${x} column workgroups, more than ${maxGroups} per dispatch`);
+
+  const spec = GEMM_SPECS.get(specKey(kernel, s.transA, s.transB))!;
+  const params = rec.uniform(gemmParams(s, !!ops.bias));
+  // Without a bias, binding 3 still needs a buffer: A is read-only already, so reuse it.
+  rec.dispatch(rt.pipeline(spec), [params, ops.a, ops.b, ops.bias ?? ops.a, ops.c], x, y, s.batch);
+  return kernel;
+}
+
+export interface ColumnSumShape {
+  rows: number;
+  cols: number;
+  /** Elements between consecutive rows of X; default cols. */
+  ld?: number;
+  /** Default 1. */
+  alpha?: number;
+  /** Default 0: out is written without being read. */
+  beta?: number;
+}
+
+/** Records out[j] = alpha * sum_i X[i, j] + beta * out[j] for j < cols. */
+export function recordColumnSum(
+  rt: GpuRuntime,
+  rec: Recorder,
+  ops: { x: Binding; out: Binding },
+  shape: ColumnSumShape,
+): void {
+  const { rows, cols } = shape;
+  positiveInt('rows', rows);
+  positiveInt('cols', cols);
+  const ld = shape.ld ?? cols;
+  if (!Number.isInteger(ld) || ld < cols) throw new RangeError(`ld must be an integer >= cols = ${cols}, got ${ld}`);
+  const alpha = shape.alpha ?? 1;
+  const beta = shape.beta ?? 0;
+  if (!Number.isFinite(alpha)) throw new RangeError(`alpha must be a finite number, got ${alpha}`);
+  if (!Number.isFinite(beta)) throw new RangeError(`beta must be a finite number, got ${beta}`);
+  const maxBinding = rt.device.limits.maxStorageBufferBindingSize;
+  checkBinding('x', ops.x, (rows - 1) * ld + cols, maxBinding);
+  checkBinding('out', ops.out, cols, maxBinding);
+  if (bufferOf(ops.x) === bufferOf(ops.out)) throw new RangeError('out must not share a GPU buffer with x');
+  const groups = Math.ceil(cols / SUM_COLS);
+  const maxGroups = rt.device.limits.maxComputeWorkgroupsPerDimension;
+  if (groups > maxGroups) throw new RangeError(`cols = ${cols} needs ${groups} workgroups, more than ${maxGroups}`);
+  const data = new ArrayBuffer(64);
+  const u32 = new Uint32Array(data);
+  const f32 = new Float32Array(data);
+  u32[0] = rows;
+  u32[1] = cols;
+  u32[4] = ld;
+  u32[7] = beta !== 0 ? 1 : 0;
+  f32[12] = alpha;
+  f32[13] = beta;
+  rec.dispatch(rt.pipeline(COLUMN_SUM), [rec.uniform(u32), ops.x, ops.out], groups);
+}
+
+export interface MatmulHostInput extends MatmulShape {
+  a: Float32Array;
+  b: Float32Array;
+  /** Initial C; required when beta != 0. Its length sets the output's length. */
+  c?: Float32Array;
+  bias?: Float32Array;
+}
+
+function checkHost(name: string, data: Float32Array, elements: number): void {
+  if (data.length < elements) throw new RangeError(`${name} has ${data.length} values; this product needs ${elements}`);
+}
+
+/**
+ * Host arrays in, C out: uploads, records one product, submits once, reads back, releases.
+ * For tests, the kernel runner and benchmarks.
+ */
+export async function runMatmul(rt: GpuRuntime, input: MatmulHostInput): Promise<Float32Array> {
+  const s = resolveMatmulShape(input);
+  checkHost('a', input.a, s.extentA);
+  checkHost('b', input.b, s.extentB);
+  if (input.bias) checkHost('bias', input.bias, s.n);
+  if (input.c) checkHost('c', input.c, s.extentC);
+  else if (s.beta !== 0) throw new RangeError(`c is required when beta != 0 (beta = ${s.beta})`);
+  const length = input.c ? input.c.length : s.extentC;
+  const rec = rt.recorder('matmul');
+  const a = rt.upload(input.a, 'matmul.a');
+  const b = rt.upload(input.b, 'matmul.b');
+  // Without c, start from zeros so gaps between rows (ldc > n) read back as 0, not stale data.
+  const c = rt.upload(input.c ?? new Float32Array(length), 'matmul.c');
+  const bias = input.bias ? rt.upload(input.bias, 'matmul.bias') : null;
+  const owned = [a, b, c, ...(bias ? [bias] : [])];
+  try {
+    recordMatmul(rt, rec, { a, b, c, bias }, s);
+    const result = rec.readF32(c, length);
+    await rec.submit();
+    return await result;
+  } finally {
+    rt.release(...owned);
+  }
+}
+
+export interface ColumnSumHostInput extends ColumnSumShape {
+  x: Float32Array;
+  /** Initial out; required when beta != 0. */
+  out?: Float32Array;
+}
+
+/** Host helper for recordColumnSum: one submission, one readback of `cols` values. */
+export async function runColumnSum(rt: GpuRuntime, input: ColumnSumHostInput): Promise<Float32Array> {
+  const { rows, cols } = input;
+  positiveInt('rows', rows);
+  positiveInt('cols', cols);
+  const ld = input.ld ?? cols;
+  checkHost('x', input.x, (rows - 1) * ld + cols);
+  if (input.out) checkHost('out', input.out, cols);
+  else if ((input.beta ?? 0) !== 0) throw new RangeError(`out is required when beta != 0 (beta = ${input.beta})`);
+  const rec = rt.recorder('column_sum');
+  const x = rt.upload(input.x, 'column_sum.x');
+  const out = input.out ? rt.upload(input.out, 'column_sum.out') : rt.storage(cols * 4, 'column_sum.out');
+  try {
+    recordColumnSum(rt, rec, { x, out }, input);
+    const result = rec.readF32(out, cols);
+    await rec.submit();
+    return await result;
+  } finally {
+    rt.release(x, out);
+  }
+}

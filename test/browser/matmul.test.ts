@@ -1,0 +1,279 @@
+// The WGSL matmul kernels against their float64 twin, run in headless Chromium (WebGPU).
+// Tolerance: f32 kernel vs f64 twin on N(0,1) inputs, atol 1e-4*sqrt(K) + rtol 1e-4: a dot
+// product of K terms has magnitude ~sqrt(K) and f32 rounding error well below 1e-6*sqrt(K)
+// per term sum, so this passes correct kernels with margin and fails any wrong index.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
+import { columnSumRef, matmulRef } from '../../src/ops/matmul.reference';
+import type { MatmulShape } from '../../src/ops/matmul';
+import { expectClose } from '../helpers/compare';
+import { normal, rng } from '../helpers/random';
+
+const CASES = '/test/harness/cases/matmul.ts';
+
+let harness: Harness;
+beforeAll(async () => {
+  harness = await openHarness();
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+function tol(k: number) {
+  return { atol: 1e-4 * Math.sqrt(k), rtol: 1e-4 };
+}
+
+/** f32-rounded N(0, 1) values, so kernel and twin see the same numbers. */
+function f32(rand: () => number, n: number): number[] {
+  return Array.from(new Float32Array(normal(rand, n)));
+}
+
+interface Options {
+  bias?: boolean;
+  /** Initial C for beta != 0. */
+  withC?: boolean;
+}
+
+/** Random operands sized for `shape` (including batches, leading dimensions and strides). */
+function operands(seed: number, shape: MatmulShape, opts: Options = {}) {
+  const { m, n, k } = shape;
+  const batch = shape.batch ?? 1;
+  const [rowsA, colsA] = shape.transA ? [k, m] : [m, k];
+  const [rowsB, colsB] = shape.transB ? [n, k] : [k, n];
+  const lda = shape.lda ?? colsA;
+  const ldb = shape.ldb ?? colsB;
+  const ldc = shape.ldc ?? n;
+  const extent = (stride: number | undefined, rows: number, ld: number, cols: number) =>
+    (batch - 1) * (stride ?? rows * ld) + (rows - 1) * ld + cols;
+  const rand = rng(seed);
+  return {
+    a: f32(rand, extent(shape.strideA, rowsA, lda, colsA)),
+    b: f32(rand, extent(shape.strideB, rowsB, ldb, colsB)),
+    ...(opts.withC ? { c: f32(rand, extent(shape.strideC, m, ldc, n)) } : {}),
+    ...(opts.bias ? { bias: f32(rand, n) } : {}),
+  };
+}
+
+/** Float32 bytes as base64: page.evaluate passes a string far faster than 262k numbers. */
+function pack(values: number[]): string {
+  return Buffer.from(new Float32Array(values).buffer).toString('base64');
+}
+
+async function check(seed: number, shape: MatmulShape, opts: Options = {}): Promise<string> {
+  const ops = operands(seed, shape, opts);
+  const packed = Object.fromEntries(Object.entries(ops).map(([name, values]) => [name, pack(values)]));
+  const out = await harness.runModule(CASES, 'matmul', { ...packed, ...shape });
+  expectClose(out.c, matmulRef(ops, shape), tol(shape.k), `C of ${JSON.stringify(shape)}`);
+  return out.kernel;
+}
+
+const COMBOS = [
+  [false, false],
+  [false, true],
+  [true, false],
+  [true, true],
+] as const;
+
+describe('matmul kernels (WGSL) vs float64 twin', () => {
+  it('reports a WebGPU adapter', () => {
+    expect(harness.info.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
+  });
+
+  it('tiled kernel, every transA/transB combination, shapes that are not multiples of the tile', async () => {
+    const shapes = [
+      [1, 1, 1],
+      [3, 5, 7],
+      [17, 33, 65],
+      [64, 64, 64],
+      [130, 70, 257],
+    ] as const;
+    let seed = 100;
+    for (const [m, n, k] of shapes) {
+      for (const [transA, transB] of COMBOS) {
+        // Odd seeds add a bias and accumulate into a random C.
+        const extra = ++seed % 2 === 1;
+        const shape: MatmulShape = { m, n, k, transA, transB, path: 'tiled', alpha: extra ? 0.75 : 1, beta: extra ? -1.5 : 0 };
+        const kernel = await check(seed, shape, { bias: extra, withC: extra });
+        const quad = [transA ? m : k, transB ? k : n, n].every((v) => v % 4 === 0);
+        expect(kernel, JSON.stringify(shape)).toBe(quad ? 'tiled_vec4' : 'tiled');
+      }
+    }
+  });
+
+  it('vec4 path on multiples of 4 that are not multiples of 64, with bias and beta', async () => {
+    let seed = 200;
+    for (const [transA, transB] of COMBOS) {
+      const shape = { m: 68, n: 132, k: 36, transA, transB, alpha: 1.25, beta: 0.5 };
+      expect(await check(++seed, shape, { bias: true, withC: true })).toBe('tiled_vec4');
+    }
+    // A K that is a multiple of 4 but not of TK = 16 stops mid-stage.
+    expect(await check(++seed, { m: 12, n: 8, k: 20 })).toBe('tiled_vec4');
+  });
+
+  it('small-M path (M <= 8) for every combination and M = 1..8', async () => {
+    let seed = 300;
+    for (const [transA, transB] of COMBOS) {
+      for (const m of [1, 2, 5, 8]) {
+        const shape = { m, n: 37, k: 45, transA, transB, alpha: 2, beta: 1 };
+        expect(await check(++seed, shape, { bias: m % 2 === 0, withC: true })).toBe('small_m');
+      }
+    }
+  });
+
+  it('decode shapes M = 1 and M = 4 with K = N = 512 (X.W^T and X.W)', async () => {
+    let seed = 400;
+    for (const m of [1, 4]) {
+      for (const transB of [true, false]) {
+        expect(await check(++seed, { m, n: 512, k: 512, transB }, { bias: true })).toBe('small_m');
+      }
+    }
+  });
+
+  it('forced paths agree: tiled on M <= 8, small on the same shape', async () => {
+    const shape = { m: 6, n: 40, k: 70, transB: true };
+    expect(await check(500, { ...shape, path: 'tiled' })).toBe('tiled');
+    expect(await check(500, { ...shape, path: 'small' })).toBe('small_m');
+  });
+
+  it('beta = 0 ignores NaN in the old C; beta = 1 accumulates (gradient accumulation)', async () => {
+    for (const path of ['tiled', 'small'] as const) {
+      const shape = { m: 5, n: 9, k: 11, path };
+      const ops = operands(600, shape);
+      const stale = await harness.runModule(CASES, 'matmul', { ...ops, ...shape, c: new Array(45).fill(NaN) });
+      expectClose(stale.c, matmulRef(ops, shape), tol(11), `beta = 0 over NaN (${path})`);
+      const twice = await harness.runModule(CASES, 'matmul', { ...ops, ...shape, c: stale.c, beta: 1 });
+      expectClose(twice.c, matmulRef(ops, { ...shape, alpha: 2 }), tol(11), `beta = 1 (${path})`);
+    }
+  });
+
+  it('NaN and Inf stay in their own rows and columns (zero-padded tiles never mix them in)', async () => {
+    let seed = 650;
+    for (const [transA, transB] of COMBOS) {
+      for (const [m, n, k, path] of [
+        [5, 6, 7, 'tiled'],
+        [8, 8, 8, 'tiled'],
+        [3, 10, 9, 'small'],
+      ] as const) {
+        const shape = { m, n, k, transA, transB, path };
+        const ops = operands(++seed, shape);
+        // NaN at op(A)[2, 0] and Inf at op(B)[0, 1]. With A stored [M, K] (B stored [N, K])
+        // each begins a stored row, so a tile that read past K in the row before would pull
+        // it into row 1 (column 0) of C, as NaN or Inf * 0 = NaN.
+        ops.a[transA ? 2 : 2 * k] = NaN;
+        ops.b[transB ? k : 1] = Infinity;
+        const out = await harness.runModule(CASES, 'matmul', { ...ops, ...shape });
+        const ref = matmulRef(ops, shape);
+        expect(ref.slice(n, 2 * n).some((v) => Number.isNaN(v))).toBe(false);
+        expectClose(out.c, ref, tol(k), `C of ${JSON.stringify(shape)}`);
+      }
+    }
+  });
+
+  it('batched [B,M,K] x [B,K,N] products, every combination, both paths', async () => {
+    let seed = 700;
+    for (const [transA, transB] of COMBOS) {
+      for (const m of [3, 19]) {
+        const shape = { m, n: 13, k: 21, batch: 3, transA, transB, alpha: 0.5, beta: 1 };
+        await check(++seed, shape, { bias: true, withC: true });
+      }
+      // vec4-eligible batched shape (strides are multiples of 4).
+      expect(await check(++seed, { m: 20, n: 12, k: 8, batch: 2, transA, transB })).toBe('tiled_vec4');
+    }
+  });
+
+  it('batch stride 0 broadcasts one matrix; leading dimensions address one head of [T, H*D]', async () => {
+    // Shared weights: B broadcast over 4 batches.
+    await check(800, { m: 10, n: 7, k: 9, batch: 4, strideB: 0 });
+    await check(801, { m: 2, n: 7, k: 9, batch: 4, strideB: 0 });
+    // Attention scores for H = 3 heads of D = 5 in Q, K stored [T, H*D]: batch over heads with
+    // stride D and leading dimension H*D; scores [H, T, T] packed.
+    const T = 11;
+    const H = 3;
+    const D = 5;
+    const shape = { m: T, n: T, k: D, transB: true, batch: H, lda: H * D, ldb: H * D, strideA: D, strideB: D, alpha: 1 / Math.sqrt(D) };
+    await check(802, shape);
+    // Context = P . V with V [T, H*D]: C written into the [T, H*D] layout (ldc = H*D, strideC = D).
+    await check(803, { m: T, n: D, k: T, batch: H, ldb: H * D, strideB: D, ldc: H * D, strideC: D });
+    // A padded leading dimension that is a multiple of 4 keeps the vec4 path.
+    expect(await check(804, { m: 9, n: 12, k: 8, lda: 12, ldb: 16, ldc: 20 })).toBe('tiled_vec4');
+  });
+
+  it('honours binding offsets and leaves memory around C untouched', async () => {
+    for (const [seed, shape] of [
+      [900, { m: 33, n: 20, k: 12 }],
+      [901, { m: 30, n: 21, k: 13, transA: true }],
+      [902, { m: 3, n: 21, k: 13 }],
+    ] as const) {
+      const ops = operands(seed, shape);
+      const out = await harness.runModule(CASES, 'matmulOffsets', { ...ops, ...shape });
+      expectClose(out.c, matmulRef(ops, shape), tol(shape.k), `C with offsets ${JSON.stringify(shape)}`);
+      expect(out.padding.every((v: number) => v === -7)).toBe(true);
+    }
+  });
+
+  it('column sum (bias gradient): shapes, leading dimension, alpha and beta', async () => {
+    let seed = 1000;
+    for (const [rows, cols, ld, alpha, beta] of [
+      [1, 1, 1, 1, 0],
+      [37, 33, 33, 1, 0],
+      [300, 70, 75, 0.5, 1],
+      [9, 100, 100, 1, -2],
+    ] as const) {
+      const rand = rng(++seed);
+      const x = f32(rand, (rows - 1) * ld + cols);
+      const out = f32(rand, cols);
+      const shape = { rows, cols, ld, alpha, beta };
+      const got = await harness.runModule(CASES, 'columnSum', { x, ...shape, ...(beta !== 0 ? { out } : {}) });
+      expectClose(got, columnSumRef(x, shape, out), tol(rows), `column sum ${JSON.stringify(shape)}`);
+    }
+  });
+
+  it('a linear layer forward + backward over two micro-batches in one submission', async () => {
+    const [tokens, inF, outF] = [10, 12, 7];
+    const rand = rng(1100);
+    const w = f32(rand, outF * inF);
+    const b = f32(rand, outF);
+    const x = [f32(rand, tokens * inF), f32(rand, tokens * inF)];
+    const dy = [f32(rand, tokens * outF), f32(rand, tokens * outF)];
+    const out = await harness.runModule(CASES, 'linearLayer', { x, dy, w, b, tokens, inF, outF });
+    expect(out.submits).toBe(1);
+    for (let i = 0; i < 2; i++) {
+      expectClose(out.y[i], matmulRef({ a: x[i], b: w, bias: b }, { m: tokens, n: outF, k: inF, transB: true }), tol(inF), `y${i}`);
+      expectClose(out.dx[i], matmulRef({ a: dy[i], b: w }, { m: tokens, n: inF, k: outF }), tol(outF), `dx${i}`);
+    }
+    const dw0 = matmulRef({ a: dy[0], b: x[0] }, { m: outF, n: inF, k: tokens, transA: true });
+    const dw = matmulRef({ a: dy[1], b: x[1], c: dw0 }, { m: outF, n: inF, k: tokens, transA: true, beta: 1 });
+    expectClose(out.dw, dw, tol(2 * tokens), 'dW accumulated');
+    const db0 = columnSumRef(dy[0], { rows: tokens, cols: outF });
+    expectClose(out.db, columnSumRef(dy[1], { rows: tokens, cols: outF, beta: 1 }, db0), tol(2 * tokens), 'db accumulated');
+    expect(out.kernels).toEqual(['tiled', 'tiled', 'small_m', 'tiled', 'tiled', 'small_m']);
+  });
+
+  it('rejects bad shapes with a RangeError naming the argument', async () => {
+    const ok = { a: [1, 2, 3, 4], b: [1, 2, 3, 4], m: 2, n: 2, k: 2 };
+    const messages = await harness.runModule(CASES, 'errors', [
+      { ...ok, m: 0 },
+      { ...ok, k: 1.5 },
+      { ...ok, lda: 1 },
+      { ...ok, a: [1, 2, 3] },
+      { ...ok, beta: 1 },
+      { ...ok, alpha: NaN },
+      { ...ok, batch: 2, strideA: 0, strideB: 0, strideC: 3 },
+      { ...ok, path: 'small', m: 9, a: new Array(18).fill(1) },
+      { ...ok, batch: 0 },
+      { ...ok, strideB: -1, batch: 2, strideA: 0 },
+    ]);
+    const expected = [/m must be/, /k must be/, /lda must be/, /a has 3 values/, /c is required when beta/, /alpha must be/, /strideC = 3/, /path 'small' needs m <= 8/, /batch must be/, /strideB must be/];
+    messages.forEach((msg: string, i: number) => {
+      expect(msg, `request ${i}`).toMatch(/^RangeError: /);
+      expect(msg, `request ${i}`).toMatch(expected[i]);
+    });
+    expect(await harness.runModule(CASES, 'aliasedOutput', null)).toMatch(/RangeError: c must not share a GPU buffer with a/);
+  });
+
+  it('a repeated product compiles no pipeline and creates no buffer', async () => {
+    const shape = { m: 20, n: 24, k: 16, transB: true };
+    const r = await harness.runModule(CASES, 'steadyState', { ...operands(1200, shape), ...shape });
+    expect(r).toEqual({ compiled: 0, created: 0 });
+  });
+});
