@@ -56,6 +56,16 @@ export class Recorder {
     return buffer;
   }
 
+  /**
+   * Returns pooled buffers to the pool once this recording has run. Use it for intermediates
+   * that recorded commands still read: releasing them earlier could hand them to an upload
+   * (queue.writeBuffer) that lands before those commands execute.
+   */
+  releaseAfterSubmit(...buffers: GPUBuffer[]): void {
+    this.assertOpen();
+    this.temporaries.push(...buffers);
+  }
+
   dispatch(kernel: KernelPipeline, bindings: readonly Binding[], x: number, y = 1, z = 1): void {
     this.assertOpen();
     if (bindings.length !== kernel.spec.bindings.length) {

@@ -1,0 +1,52 @@
+// A linear layer's three products on top of the matmul kernel, for both weight layouts:
+// 'in_out' (GPT-2 Conv1D, y = x W, W [in, out]) and 'out_in' (Linear, y = x Wᵀ, W [out, in]).
+import type { GpuRuntime } from '../gpu/runtime';
+import type { Recorder } from '../gpu/recorder';
+import { recordColumnSum, recordMatmul } from '../ops/matmul';
+import type { WeightLayout } from './weights';
+
+export interface LinearShape {
+  rows: number;
+  inDim: number;
+  outDim: number;
+  layout: WeightLayout;
+}
+
+/** y [rows, out] = x W (+ bias); returns a pooled buffer. */
+export function linearForward(rt: GpuRuntime, rec: Recorder, x: GPUBuffer, w: GPUBuffer, bias: GPUBuffer | null, s: LinearShape): GPUBuffer {
+  const y = rt.storage(s.rows * s.outDim * 4, 'linear.y');
+  recordMatmul(rt, rec, { a: x, b: w, c: y, bias }, { m: s.rows, n: s.outDim, k: s.inDim, transB: s.layout === 'out_in' });
+  return y;
+}
+
+/** dx [rows, in] = dy · (the transpose of the forward map); added into `into` when given. */
+export function linearBackwardInput(
+  rt: GpuRuntime,
+  rec: Recorder,
+  dy: GPUBuffer,
+  w: GPUBuffer,
+  s: LinearShape,
+  into?: GPUBuffer,
+): GPUBuffer {
+  const dx = into ?? rt.storage(s.rows * s.inDim * 4, 'linear.dx');
+  recordMatmul(rt, rec, { a: dy, b: w, c: dx }, { m: s.rows, n: s.inDim, k: s.outDim, transB: s.layout === 'in_out', beta: into ? 1 : 0 });
+  return dx;
+}
+
+/** dW += the weight gradient, and dBias += column sums of dy. */
+export function linearBackwardParams(
+  rt: GpuRuntime,
+  rec: Recorder,
+  x: GPUBuffer,
+  dy: GPUBuffer,
+  dW: GPUBuffer,
+  dBias: GPUBuffer | null,
+  s: LinearShape,
+): void {
+  if (s.layout === 'in_out') {
+    recordMatmul(rt, rec, { a: x, b: dy, c: dW }, { m: s.inDim, n: s.outDim, k: s.rows, transA: true, beta: 1 });
+  } else {
+    recordMatmul(rt, rec, { a: dy, b: x, c: dW }, { m: s.outDim, n: s.inDim, k: s.rows, transA: true, beta: 1 });
+  }
+  if (dBias) recordColumnSum(rt, rec, { x: dy, out: dBias }, { rows: s.rows, cols: s.outDim, beta: 1 });
+}
