@@ -1,0 +1,159 @@
+// Batched autoregressive sampling with a KV cache on the GPU. The prompt batch is left-padded
+// and prefilled with the training forward pass; then each step runs one token per sequence
+// through recordDecodeStep and the sampler kernel, which feeds the next step on the GPU.
+// Steps are recorded in chunks (one submission each); after a chunk only its token ids are
+// read back, to stop early once every sequence has produced EOS.
+import { recordSample } from '../ops/sample';
+import { recordKvCacheWrite } from '../ops/kvCache';
+import { createKvCache, recordDecodeStep, releaseKvCache } from './decode';
+import type { Transformer } from './transformer';
+
+/** TRL GRPOConfig names. */
+export interface GenerationConfig {
+  max_completion_length: number;
+  /** 0 means greedy. */
+  temperature: number;
+  /** 0 disables. */
+  top_k: number;
+  /** 1 disables. */
+  top_p: number;
+  seed: number;
+}
+
+export interface GenerationOptions {
+  eosTokenId: number;
+  /** Global index of prompt 0's row: rows with the same prompt still draw different numbers. */
+  rowOffset?: number;
+  /** Decode steps per submission (default 16). */
+  stepsPerSubmit?: number;
+}
+
+export interface GenerationResult {
+  /** Per sequence: the sampled ids, up to and including the first EOS. */
+  completions: number[][];
+  /** Per sequence: log softmax(logits / temperature) of each sampled id (0 when greedy). */
+  logprobs: number[][];
+  /** True where max_completion_length ended the sequence before EOS. */
+  truncated: boolean[];
+  submits: number;
+  seconds: number;
+  /** Sampled tokens (batch x steps run) per second, prefill included in the time. */
+  tokensPerSecond: number;
+}
+
+export function validateGenerationConfig(cfg: GenerationConfig): void {
+  if (!Number.isInteger(cfg.max_completion_length) || cfg.max_completion_length < 1) {
+    throw new RangeError(`max_completion_length must be a positive integer, got ${cfg.max_completion_length}`);
+  }
+  if (!(cfg.temperature >= 0) || !Number.isFinite(cfg.temperature)) throw new RangeError(`temperature must be >= 0, got ${cfg.temperature}`);
+  if (!Number.isInteger(cfg.top_k) || cfg.top_k < 0) throw new RangeError(`top_k must be an integer >= 0, got ${cfg.top_k}`);
+  if (!(cfg.top_p > 0 && cfg.top_p <= 1)) throw new RangeError(`top_p must be in (0, 1], got ${cfg.top_p}`);
+  if (!Number.isInteger(cfg.seed) || cfg.seed < 0 || cfg.seed > 0xffffffff) throw new RangeError(`seed must be a 32-bit unsigned integer, got ${cfg.seed}`);
+}
+
+export async function generate(
+  model: Transformer,
+  prompts: readonly (readonly number[])[],
+  cfg: GenerationConfig,
+  options: GenerationOptions,
+): Promise<GenerationResult> {
+  validateGenerationConfig(cfg);
+  const { rt, config: c } = model;
+  const B = prompts.length;
+  if (B < 1) throw new RangeError('generate needs at least one prompt');
+  prompts.forEach((p, i) => {
+    if (p.length < 1) throw new RangeError(`prompt ${i} is empty: start it with at least one token (e.g. BOS)`);
+  });
+  const P = Math.max(...prompts.map((p) => p.length));
+  const maxNew = cfg.max_completion_length;
+  const total = P + maxNew;
+  if (total > c.maxPositions) {
+    throw new RangeError(`prompt (${P} tokens) + max_completion_length (${maxNew}) exceeds the model's context of ${c.maxPositions}`);
+  }
+  const t0 = performance.now();
+  const submitsBefore = rt.counters.submits;
+  const pads = prompts.map((p) => P - p.length);
+  const ids = new Uint32Array(B * P);
+  prompts.forEach((p, b) => ids.set(p, b * P + pads[b]));
+  const cache = createKvCache(model, B, total);
+  const padBuf = rt.upload(Uint32Array.from(pads), 'generate.pads');
+  const outTokens = rt.storage(B * maxNew * 4, 'generate.tokens');
+  const outLogprobs = rt.storage(B * maxNew * 4, 'generate.logprobs');
+  const sampling = { temperature: cfg.temperature, topK: cfg.top_k, topP: cfg.top_p, seed: cfg.seed, rowOffset: options.rowOffset ?? 0 };
+  const V = c.vocabSize;
+  const chunk = options.stepsPerSubmit ?? 16;
+  const finished = new Array<boolean>(B).fill(false);
+  let steps = 0;
+  try {
+    // Prefill: the training forward over the prompts fills the cache and gives the first logits.
+    let rec = rt.recorder('generate.prefill');
+    const state = model.forward(rec, { batch: B, seqLen: P, ids, pads });
+    state.layers.forEach((layer, i) => {
+      recordKvCacheWrite(rt, rec, layer.attention.k, cache.keys[i], cache.shape, 0, P);
+      recordKvCacheWrite(rt, rec, layer.attention.v, cache.values[i], cache.shape, 0, P);
+    });
+    const last = rt.storage(B * V * 4, 'generate.last_logits');
+    for (let b = 0; b < B; b++) rec.copy(state.logits, last, V * 4, (b * P + P - 1) * V * 4, b * V * 4);
+    let prev = recordSample(rt, rec, last, { ...sampling, rows: B, vocab: V, step: 0 });
+    rec.copy(prev.tokens, outTokens, B * 4, 0, 0);
+    rec.copy(prev.logprobs, outLogprobs, B * 4, 0, 0);
+    rec.releaseAfterSubmit(last, prev.logprobs);
+    const stateRelease = state;
+
+    const readChunk = async (from: number, to: number) => {
+      const tokens = rec.readU32(outTokens, B * (to - from), B * from);
+      await rec.submit();
+      const data = await tokens;
+      for (let s = 0; s < to - from; s++) for (let b = 0; b < B; b++) if (data[s * B + b] === options.eosTokenId) finished[b] = true;
+    };
+    await readChunk(0, 1);
+    model.release(stateRelease);
+    steps = 1;
+    while (steps < maxNew && !finished.every(Boolean)) {
+      rec = rt.recorder('generate.decode');
+      const from = steps;
+      const to = Math.min(maxNew, steps + chunk);
+      for (let s = from; s < to; s++) {
+        const length = P + s; // the token sampled at step s - 1 sits at cache position P + s - 1
+        const positions = rt.upload(Uint32Array.from(pads, (pad) => length - 1 - pad), 'generate.positions');
+        const logits = recordDecodeStep(model, rec, cache, { tokens: prev.tokens, positions, pads: padBuf, length });
+        const next = recordSample(rt, rec, logits, { ...sampling, rows: B, vocab: V, step: s });
+        rec.copy(next.tokens, outTokens, B * 4, 0, s * B * 4);
+        rec.copy(next.logprobs, outLogprobs, B * 4, 0, s * B * 4);
+        rec.releaseAfterSubmit(positions, logits, prev.tokens, next.logprobs);
+        prev = next;
+      }
+      await readChunk(from, to);
+      steps = to;
+    }
+    rt.release(prev.tokens);
+
+    rec = rt.recorder('generate.read');
+    const tokensRead = rec.readU32(outTokens, B * steps);
+    const logprobsRead = rec.readF32(outLogprobs, B * steps);
+    await rec.submit();
+    const tokens = await tokensRead;
+    const lps = await logprobsRead;
+    const completions: number[][] = [];
+    const logprobs: number[][] = [];
+    const truncated: boolean[] = [];
+    for (let b = 0; b < B; b++) {
+      const seq: number[] = [];
+      const lp: number[] = [];
+      let ended = false;
+      for (let s = 0; s < steps && !ended; s++) {
+        seq.push(tokens[s * B + b]);
+        lp.push(lps[s * B + b]);
+        ended = tokens[s * B + b] === options.eosTokenId;
+      }
+      completions.push(seq);
+      logprobs.push(lp);
+      truncated.push(!ended);
+    }
+    const seconds = (performance.now() - t0) / 1000;
+    return { completions, logprobs, truncated, submits: rt.counters.submits - submitsBefore, seconds, tokensPerSecond: (B * steps) / seconds };
+  } finally {
+    releaseKvCache(model, cache);
+    rt.release(padBuf, outTokens, outLogprobs);
+  }
+}
