@@ -1,5 +1,5 @@
 // Declarative rule checks: data in, score in [0, 1] and a short reason out. No rule runs code
-// from the rubric; user regexes go through the linear-time engine in safeRegex.ts.
+// from the rubric; user regexes are checked and run by safeRegex.ts (re2js, linear time).
 import type { Rule, RuleOf } from './schema';
 import { compileSafeRegex, safeRegexSearch, type SafeRegex } from './safeRegex';
 import { jsonShapeMismatch } from './jsonShape';

@@ -1,5 +1,5 @@
 // src/rubric is pure TypeScript: it runs in Node, the page and workers, so it imports only
-// its own modules and zod — nothing from src/gpu, src/ops or browser-only APIs.
+// its own modules, zod and re2js — nothing from src/gpu, src/ops or browser-only APIs.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,10 +8,10 @@ const dir = join(__dirname, '../../../src/rubric');
 const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
 
 describe('src/rubric layering', () => {
-  it.each(files)('%s imports only ./ modules and zod, and uses no browser globals', (file) => {
+  it.each(files)('%s imports only ./ modules, zod and re2js, and uses no browser globals', (file) => {
     const source = readFileSync(join(dir, file), 'utf8');
     const specifiers = [...source.matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'([^']+)'/gm)].map((m) => m[1]);
-    for (const s of specifiers) expect(s === 'zod' || /^\.\/[\w.]+$/.test(s), `${file} imports ${s}`).toBe(true);
+    for (const s of specifiers) expect(s === 'zod' || s === 're2js' || /^\.\/[\w.]+$/.test(s), `${file} imports ${s}`).toBe(true);
     expect(source).not.toMatch(/\b(?:document|window|navigator|localStorage|GPUDevice|GPUBuffer)\b/);
   });
 
