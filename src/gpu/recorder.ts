@@ -96,6 +96,13 @@ export class Recorder {
     this.encoder.copyBufferToBuffer(src, srcOffset, dst, dstOffset, byteLength);
   }
 
+  /** Zeroes a buffer (or a 4-byte-aligned range of it) without a dispatch. */
+  clear(buffer: GPUBuffer, offset = 0, size?: number): void {
+    this.assertOpen();
+    this.endPass();
+    this.encoder.clearBuffer(buffer, offset, size);
+  }
+
   /** Schedules a readback of `byteLength` bytes; resolves after submit(). */
   read(buffer: GPUBuffer, byteLength = buffer.size, offset = 0): Promise<ArrayBuffer> {
     this.assertOpen();

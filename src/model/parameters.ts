@@ -2,7 +2,6 @@
 // own buffer, uploaded once and kept for the model's life.
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
-import { recordFill } from '../ops/elementwise';
 import type { AdamWTensor } from '../ops/adamw';
 import type { ModelConfig } from './config';
 import type { Tensor } from './safetensors';
@@ -58,7 +57,7 @@ export class ParameterStore {
   }
 
   recordZeroGrads(rec: Recorder): void {
-    for (const p of this.list) recordFill(this.rt, rec, p.grad, p.count, 0);
+    for (const p of this.list) rec.clear(p.grad);
   }
 
   /** AdamW views of every tensor; the first call creates zeroed moment buffers. */
@@ -67,8 +66,8 @@ export class ParameterStore {
       if (!p.m || !p.v) {
         p.m = this.rt.storage(p.count * 4, `${p.name}.exp_avg`);
         p.v = this.rt.storage(p.count * 4, `${p.name}.exp_avg_sq`);
-        recordFill(this.rt, rec, p.m, p.count, 0);
-        recordFill(this.rt, rec, p.v, p.count, 0);
+        rec.clear(p.m);
+        rec.clear(p.v);
       }
       return { param: p.value, grad: p.grad, m: p.m, v: p.v, count: p.count };
     });
