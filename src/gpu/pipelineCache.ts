@@ -28,15 +28,22 @@ export class PipelineCache {
   private readonly modules = new Map<string, GPUShaderModule>();
   private readonly pipelines = new Map<string, KernelPipeline>();
   private readonly layouts = new Map<string, GPUBindGroupLayout>();
+  /** Launchers reuse their spec objects: look those up without hashing the source again. */
+  private readonly bySpec = new WeakMap<KernelSpec, KernelPipeline>();
   /** Number of pipelines actually compiled (cache misses); a benchmark reports it. */
   compiled = 0;
 
   constructor(private readonly device: GPUDevice) {}
 
   get(spec: KernelSpec): KernelPipeline {
+    const known = this.bySpec.get(spec);
+    if (known) return known;
     const key = pipelineKey(spec);
     const hit = this.pipelines.get(key);
-    if (hit) return hit;
+    if (hit) {
+      this.bySpec.set(spec, hit);
+      return hit;
+    }
     const layout = this.layoutFor(spec.bindings);
     // Creation is synchronous, so this scope catches exactly this pipeline's errors.
     this.device.pushErrorScope('validation');
@@ -48,6 +55,7 @@ export class PipelineCache {
     const buildError = this.device.popErrorScope();
     const entry = { spec, pipeline, layout, key, buildError };
     this.pipelines.set(key, entry);
+    this.bySpec.set(spec, entry);
     this.compiled++;
     return entry;
   }

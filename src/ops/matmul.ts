@@ -204,6 +204,16 @@ function checkBinding(name: string, b: Binding, elements: number, maxBindingByte
   if (size < elements * 4) throw new RangeError(`${name} holds ${Math.floor(size / 4)} floats; this product needs ${elements}`);
 }
 
+/**
+ * A bare buffer larger than one storage binding (a pooled bucket can round past the limit)
+ * is bound only as far as the limit; checkBinding has made sure the operand lies within it.
+ */
+function fit(b: Binding, maxBindingBytes: number): Binding {
+  const { offset, size } = extentOf(b);
+  if (size <= maxBindingBytes) return b;
+  return { buffer: bufferOf(b), offset, size: Math.floor(maxBindingBytes / 16) * 16 };
+}
+
 /** vec4 views need 16-byte aligned offsets and sizes, else the last vec4 would be cut off. */
 function vec4Aligned(b: Binding): boolean {
   const { offset, size } = extentOf(b);
@@ -241,8 +251,10 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   const maxGroups = limits.maxComputeWorkgroupsPerDimension;
   if (s.batch > maxGroups) throw new RangeError(`batch = ${s.batch} exceeds ${maxGroups} (workgroups per dispatch dimension)`);
 
+  const [a, b, c] = [fit(ops.a, maxBinding), fit(ops.b, maxBinding), fit(ops.c, maxBinding)];
+  const bias = ops.bias ? fit(ops.bias, maxBinding) : null;
   let kernel = matmulKernel(s);
-  if (kernel === 'tiled_vec4' && ![ops.a, ops.b, ops.c, ...(ops.bias ? [ops.bias] : [])].every(vec4Aligned)) kernel = 'tiled';
+  if (kernel === 'tiled_vec4' && ![a, b, c, ...(bias ? [bias] : [])].every(vec4Aligned)) kernel = 'tiled';
   let x: number;
   let y = 1;
   if (kernel === 'small_m') {
@@ -257,7 +269,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   const spec = GEMM_SPECS.get(specKey(kernel, s.transA, s.transB))!;
   const params = rec.uniform(gemmParams(s, !!ops.bias));
   // Without a bias, binding 3 still needs a buffer: A is read-only already, so reuse it.
-  rec.dispatch(rt.pipeline(spec), [params, ops.a, ops.b, ops.bias ?? ops.a, ops.c], x, y, s.batch);
+  rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c], x, y, s.batch);
   return kernel;
 }
 
@@ -272,13 +284,8 @@ export interface ColumnSumShape {
   beta?: number;
 }
 
-/** Records out[j] = alpha * sum_i X[i, j] + beta * out[j] for j < cols. */
-export function recordColumnSum(
-  rt: GpuRuntime,
-  rec: Recorder,
-  ops: { x: Binding; out: Binding },
-  shape: ColumnSumShape,
-): void {
+/** ColumnSumShape with defaults filled in and checked; extent: the floats X must hold. */
+export function resolveColumnSumShape(shape: ColumnSumShape): Required<ColumnSumShape> & { extent: number } {
   const { rows, cols } = shape;
   positiveInt('rows', rows);
   positiveInt('cols', cols);
@@ -288,23 +295,35 @@ export function recordColumnSum(
   const beta = shape.beta ?? 0;
   if (!Number.isFinite(alpha)) throw new RangeError(`alpha must be a finite number, got ${alpha}`);
   if (!Number.isFinite(beta)) throw new RangeError(`beta must be a finite number, got ${beta}`);
+  return { rows, cols, ld, alpha, beta, extent: (rows - 1) * ld + cols };
+}
+
+/** Records out[j] = alpha * sum_i X[i, j] + beta * out[j] for j < cols. */
+export function recordColumnSum(
+  rt: GpuRuntime,
+  rec: Recorder,
+  ops: { x: Binding; out: Binding },
+  shape: ColumnSumShape,
+): void {
+  const s = resolveColumnSumShape(shape);
   const maxBinding = rt.device.limits.maxStorageBufferBindingSize;
-  checkBinding('x', ops.x, (rows - 1) * ld + cols, maxBinding);
-  checkBinding('out', ops.out, cols, maxBinding);
+  checkBinding('x', ops.x, s.extent, maxBinding);
+  checkBinding('out', ops.out, s.cols, maxBinding);
   if (bufferOf(ops.x) === bufferOf(ops.out)) throw new RangeError('out must not share a GPU buffer with x');
-  const groups = Math.ceil(cols / SUM_COLS);
+  const groups = Math.ceil(s.cols / SUM_COLS);
   const maxGroups = rt.device.limits.maxComputeWorkgroupsPerDimension;
-  if (groups > maxGroups) throw new RangeError(`cols = ${cols} needs ${groups} workgroups, more than ${maxGroups}`);
+  if (groups > maxGroups) throw new RangeError(`cols = ${s.cols} needs ${groups} workgroups, more than ${maxGroups}`);
+  // The GEMM Params layout: m = rows, n = cols, lda = ld, read_c, alpha, beta.
   const data = new ArrayBuffer(64);
   const u32 = new Uint32Array(data);
   const f32 = new Float32Array(data);
-  u32[0] = rows;
-  u32[1] = cols;
-  u32[4] = ld;
-  u32[7] = beta !== 0 ? 1 : 0;
-  f32[12] = alpha;
-  f32[13] = beta;
-  rec.dispatch(rt.pipeline(COLUMN_SUM), [rec.uniform(u32), ops.x, ops.out], groups);
+  u32[0] = s.rows;
+  u32[1] = s.cols;
+  u32[4] = s.ld;
+  u32[7] = s.beta !== 0 ? 1 : 0;
+  f32[12] = s.alpha;
+  f32[13] = s.beta;
+  rec.dispatch(rt.pipeline(COLUMN_SUM), [rec.uniform(u32), fit(ops.x, maxBinding), fit(ops.out, maxBinding)], groups);
 }
 
 export interface MatmulHostInput extends MatmulShape {
@@ -356,18 +375,16 @@ export interface ColumnSumHostInput extends ColumnSumShape {
 
 /** Host helper for recordColumnSum: one submission, one readback of `cols` values. */
 export async function runColumnSum(rt: GpuRuntime, input: ColumnSumHostInput): Promise<Float32Array> {
-  const { rows, cols } = input;
-  positiveInt('rows', rows);
-  positiveInt('cols', cols);
-  const ld = input.ld ?? cols;
-  checkHost('x', input.x, (rows - 1) * ld + cols);
+  const s = resolveColumnSumShape(input);
+  const { cols } = s;
+  checkHost('x', input.x, s.extent);
   if (input.out) checkHost('out', input.out, cols);
-  else if ((input.beta ?? 0) !== 0) throw new RangeError(`out is required when beta != 0 (beta = ${input.beta})`);
+  else if (s.beta !== 0) throw new RangeError(`out is required when beta != 0 (beta = ${s.beta})`);
   const rec = rt.recorder('column_sum');
   const x = rt.upload(input.x, 'column_sum.x');
   const out = input.out ? rt.upload(input.out, 'column_sum.out') : rt.storage(cols * 4, 'column_sum.out');
   try {
-    recordColumnSum(rt, rec, { x, out }, input);
+    recordColumnSum(rt, rec, { x, out }, s);
     const result = rec.readF32(out, cols);
     await rec.submit();
     return await result;

@@ -1,7 +1,8 @@
 // The WGSL matmul kernels against their float64 twin, run in headless Chromium (WebGPU).
-// Tolerance: f32 kernel vs f64 twin on N(0,1) inputs, atol 1e-4*sqrt(K) + rtol 1e-4: a dot
-// product of K terms has magnitude ~sqrt(K) and f32 rounding error well below 1e-6*sqrt(K)
-// per term sum, so this passes correct kernels with margin and fails any wrong index.
+// Tolerance: atol 1e-4*sqrt(K) + rtol 1e-4 on N(0, 1) inputs. A K-term f32 dot product has
+// partial sums of size ~sqrt(K) and rounding error ~6e-8*sqrt(K) per addition, so ~6e-8*K
+// even if every rounding had the same sign: 70x under the bound at K = 512. An index error
+// moves a result by O(1) and fails it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
 import { columnSumRef, matmulRef } from '../../src/ops/matmul.reference';
@@ -106,11 +107,11 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
       const shape = { m: 68, n: 132, k: 36, transA, transB, alpha: 1.25, beta: 0.5 };
       expect(await check(++seed, shape, { bias: true, withC: true })).toBe('tiled_vec4');
     }
-    // A K that is a multiple of 4 but not of TK = 16 stops mid-stage.
+    // K = 20 and 36: multiples of 4 that end part-way through a TK = 32 stage.
     expect(await check(++seed, { m: 12, n: 8, k: 20 })).toBe('tiled_vec4');
   });
 
-  it('small-M path (M <= 8) for every combination and M = 1..8', async () => {
+  it('small-M path (M <= 8) for every combination, M in {1, 2, 5, 8}', async () => {
     let seed = 300;
     for (const [transA, transB] of COMBOS) {
       for (const m of [1, 2, 5, 8]) {
@@ -199,15 +200,16 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
   });
 
   it('honours binding offsets and leaves memory around C untouched', async () => {
-    for (const [seed, shape] of [
-      [900, { m: 33, n: 20, k: 12 }],
-      [901, { m: 30, n: 21, k: 13, transA: true }],
-      [902, { m: 3, n: 21, k: 13 }],
+    for (const [seed, shape, kernel] of [
+      [900, { m: 33, n: 20, k: 12 }, 'tiled_vec4'],
+      [901, { m: 30, n: 21, k: 13, transA: true }, 'tiled'],
+      [902, { m: 3, n: 21, k: 13 }, 'small_m'],
     ] as const) {
       const ops = operands(seed, shape);
       const out = await harness.runModule(CASES, 'matmulOffsets', { ...ops, ...shape });
       expectClose(out.c, matmulRef(ops, shape), tol(shape.k), `C with offsets ${JSON.stringify(shape)}`);
       expect(out.padding.every((v: number) => v === -7)).toBe(true);
+      expect(out.kernel).toBe(kernel);
     }
   });
 
@@ -269,6 +271,10 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
       expect(msg, `request ${i}`).toMatch(expected[i]);
     });
     expect(await harness.runModule(CASES, 'aliasedOutput', null)).toMatch(/RangeError: c must not share a GPU buffer with a/);
+    const sum = { x: [1, 2, 3, 4], rows: 2, cols: 2 };
+    await expect(harness.runModule(CASES, 'columnSum', { ...sum, ld: 1 })).rejects.toThrow(/RangeError: ld must be an integer >= cols = 2/);
+    await expect(harness.runModule(CASES, 'columnSum', { ...sum, rows: 3 })).rejects.toThrow(/RangeError: x has 4 values; this product needs 6/);
+    await expect(harness.runModule(CASES, 'columnSum', { ...sum, beta: 1 })).rejects.toThrow(/RangeError: out is required when beta/);
   });
 
   it('a repeated product compiles no pipeline and creates no buffer', async () => {

@@ -1,5 +1,5 @@
 // Page-side cases for test/browser/matmul.test.ts, run through harness.runModule. Inputs and
-// outputs are plain JSON-able data (number arrays).
+// outputs are plain JSON-able data: number arrays, or base64 Float32 bytes for big operands.
 import type { GpuRuntime } from '../../../src/gpu/runtime';
 import {
   matmulKernel,
@@ -46,15 +46,15 @@ export async function matmul(rt: GpuRuntime, input: MatmulCase): Promise<{ c: nu
  * the launcher must honour binding offsets, and the padding around C must stay untouched.
  */
 export async function matmulOffsets(rt: GpuRuntime, input: MatmulCase): Promise<{ c: number[]; padding: number[]; kernel: MatmulKernel }> {
-  const { bias: _bias, c: _c, ...shape } = input;
-  const a = floats(input.a);
+  const { a: aIn, b: bIn, bias: _bias, c: _c, ...shape } = input;
+  const a = floats(aIn);
   const s = resolveMatmulShape(shape);
   const pad = 64; // floats: 256 bytes, the minimum storage offset alignment
   const aBig = new Float32Array(pad + a.length + pad).fill(NaN);
   aBig.set(a, pad);
   const cBig = new Float32Array(pad + s.extentC + pad).fill(-7);
   const aBuf = rt.upload(aBig, 'case.a');
-  const bBuf = rt.upload(floats(input.b), 'case.b');
+  const bBuf = rt.upload(floats(bIn), 'case.b');
   const cBuf = rt.upload(cBig, 'case.c');
   const rec = rt.recorder('case.offsets');
   const kernel = recordMatmul(
