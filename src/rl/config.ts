@@ -1,0 +1,103 @@
+// GRPO settings: TRL GRPOConfig names and defaults (research/anchors-grpo-trainers.md §3.1),
+// validated by one zod schema that also fills the defaults. Where a TRL default does not suit
+// a tiny in-browser model the schema keeps TRL's value and presets override it (a preset for
+// the embedded model sets learning_rate and max_completion_length, for instance).
+import { z } from 'zod';
+import { AGGREGATIONS } from '../rubric';
+
+const probability = z.number().gt(0).lte(1);
+
+export const grpoConfigSchema = z
+  .object({
+    // Generation
+    num_generations: z.number().int().min(2).default(8),
+    generation_batch_size: z.number().int().min(2).default(32),
+    max_completion_length: z.number().int().min(1).max(4096).default(256),
+    temperature: z.number().min(0).max(10).default(1.0),
+    top_p: probability.default(1.0),
+    top_k: z.number().int().min(0).default(0),
+    // Objective
+    loss_type: z.enum(['grpo', 'bnpo', 'dapo', 'dr_grpo']).default('dapo'),
+    beta: z.number().min(0).default(0.0),
+    kl_estimator: z.enum(['k1', 'k2', 'k3']).default('k3'),
+    epsilon: z.number().min(0).max(10).default(0.2),
+    epsilon_high: z.number().min(0).max(10).nullable().default(null),
+    dual_clip: z.number().gt(1).nullable().default(null),
+    num_iterations: z.number().int().min(1).max(16).default(1),
+    importance_sampling_level: z.enum(['token', 'sequence']).default('token'),
+    scale_rewards: z.enum(['group', 'batch', 'none']).default('group'),
+    multi_objective_aggregation: z.enum(['sum_then_normalize', 'normalize_then_sum']).default('sum_then_normalize'),
+    advantage_estimator: z.enum(['grpo', 'rank']).default('grpo'),
+    mask_truncated_completions: z.boolean().default(false),
+    top_entropy_quantile: z.number().min(0).max(1).default(1.0),
+    entropy_coef: z.number().default(0.0),
+    // Optimizer (Hugging Face TrainingArguments names; learning_rate is GRPOConfig's)
+    learning_rate: z.number().gt(0).max(1).default(1e-6),
+    weight_decay: z.number().min(0).default(0.0),
+    max_grad_norm: z.number().min(0).nullable().default(1.0),
+    adam_beta1: z.number().min(0).lt(1).default(0.9),
+    adam_beta2: z.number().min(0).lt(1).default(0.999),
+    adam_epsilon: z.number().gt(0).default(1e-8),
+    lr_scheduler_type: z.enum(['constant', 'constant_with_warmup', 'linear', 'cosine']).default('linear'),
+    warmup_ratio: z.number().min(0).max(1).default(0.0),
+    max_steps: z.number().int().min(1).default(100),
+    seed: z.number().int().min(0).max(0xffffffff).default(42),
+    // Rubric reward: how per-criterion scores become one reward (see src/rubric/aggregations.ts)
+    reward_aggregation: z
+      .object({
+        method: z.enum(AGGREGATIONS).default('weighted_mean'),
+        pass_threshold: z.number().min(0).max(1).optional(),
+        gate_cap: z.number().optional(),
+        dropout_p: z.number().min(0).lt(1).optional(),
+        adaptive_floor: z.number().min(0).max(1).optional(),
+      })
+      .strict()
+      .default({ method: 'weighted_mean' }),
+    // What a NaN/Inf loss or gradient does after the update is skipped: go on, or stop the run.
+    on_nonfinite: z.enum(['skip_step', 'stop']).default('skip_step'),
+    // Checkpoint every N steps (and on pause); 0 = only on pause/stop.
+    save_steps: z.number().int().min(0).default(10),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.generation_batch_size % c.num_generations !== 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['generation_batch_size'],
+        message: `must be a multiple of num_generations (${c.num_generations}), got ${c.generation_batch_size}`,
+      });
+    }
+    if (c.advantage_estimator === 'rank' && c.multi_objective_aggregation === 'normalize_then_sum') {
+      ctx.addIssue({ code: 'custom', path: ['advantage_estimator'], message: '"rank" cannot be combined with multi_objective_aggregation "normalize_then_sum"' });
+    }
+    if (c.top_entropy_quantile === 0) {
+      ctx.addIssue({ code: 'custom', path: ['top_entropy_quantile'], message: 'must be > 0 (0 would train on no token)' });
+    }
+    if (c.entropy_coef !== 0 && !Number.isFinite(c.entropy_coef)) {
+      ctx.addIssue({ code: 'custom', path: ['entropy_coef'], message: 'must be finite' });
+    }
+  });
+
+export type GrpoConfig = z.output<typeof grpoConfigSchema>;
+export type GrpoConfigInput = z.input<typeof grpoConfigSchema>;
+
+export class GrpoConfigError extends Error {
+  constructor(readonly issues: { path: string; message: string }[]) {
+    super(issues.map((i) => `${i.path}: ${i.message}`).join('\n'));
+    this.name = 'GrpoConfigError';
+  }
+}
+
+/** Fills TRL defaults and checks every option; errors name the option. */
+export function parseGrpoConfig(input: unknown): GrpoConfig {
+  const result = grpoConfigSchema.safeParse(input ?? {});
+  if (result.success) return result.data;
+  throw new GrpoConfigError(
+    result.error.issues.map((i) => ({
+      path: i.path.length ? i.path.join('.') : 'config',
+      message: i.code === 'unrecognized_keys' ? `unknown option(s) ${i.keys.join(', ')}` : i.message,
+    })),
+  );
+}
+
+export const GRPO_DEFAULTS: GrpoConfig = parseGrpoConfig({});

@@ -1,0 +1,320 @@
+// One GRPO step, as data: sample → decode → judge → aggregate → advantages (GPU kernel) →
+// for num_iterations: forward → log-probs → clipped policy loss → backward → AdamW.
+// Each update iteration is one queue submission that reads back only scalars; sampling reads
+// back token ids, and the advantages are read back once for the rollout inspector.
+import type { GpuRuntime } from '../gpu/runtime';
+import { recordOptimizerStep } from '../ops/adamw';
+import { readStepState } from '../ops/gradNorm';
+import { recordGroupAdvantage } from '../ops/groupAdvantage';
+import { recordLogprobsBackward, recordLogprobsForward } from '../ops/logprobs';
+import { learningRateAt } from '../ops/lrSchedule';
+import { POLICY_LOSS_SCALARS, recordPolicyLoss } from '../ops/policyLoss';
+import { generate } from '../model/generate';
+import type { Tokenizer } from '../model/tokenizer';
+import type { Transformer } from '../model/transformer';
+import {
+  aggregateGroup,
+  judgeRollouts,
+  kernelRewardInputs,
+  scoresOf,
+  type CriterionResult,
+  type Judge,
+  type JudgeCache,
+  type Rubric,
+  type Scores,
+} from '../rubric';
+import type { GrpoConfig } from './config';
+import { completionMetrics, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
+import { buildRolloutBatch, maskedQuantile } from './rolloutBatch';
+
+export type Stage = 'sampled' | 'judged' | 'advantages' | 'updated';
+export const STAGES: readonly Stage[] = ['sampled', 'judged', 'advantages', 'updated'];
+
+export interface GrpoContext {
+  rt: GpuRuntime;
+  model: Transformer;
+  /** The frozen starting policy, needed when beta > 0 (KL reference). */
+  reference: Transformer | null;
+  tokenizer: Tokenizer;
+  /** Prompt text → token ids, including BOS / chat template. */
+  formatPrompt: (text: string) => number[];
+  rubric: Rubric;
+  rubricVersion: string;
+  modelJudge?: Judge;
+  judgeCache?: JudgeCache;
+  config: GrpoConfig;
+}
+
+export interface RolloutRecord {
+  step: number;
+  group: number;
+  /** Position within its group. */
+  index: number;
+  prompt: string;
+  completion: string;
+  completion_ids: number[];
+  /** Sampling log-probs of the completion tokens. */
+  logprobs: number[];
+  truncated: boolean;
+  results: CriterionResult[];
+  /** Scores aligned with rubric.criteria (null = not scored). */
+  scores: (number | null)[];
+  reward: number | null;
+  advantage: number;
+}
+
+export interface StepMetrics {
+  step: number;
+  rewards: RewardMetrics;
+  completions: CompletionMetrics;
+  frac_reward_zero_std: number;
+  loss: number;
+  policy_loss: number;
+  kl: number | null;
+  entropy: number;
+  clip_ratio_low: number;
+  clip_ratio_high: number;
+  clip_ratio_region: number;
+  ratio_mean: number;
+  grad_norm: number;
+  learning_rate: number;
+  /** True when a NaN/Inf loss or gradient made the optimizer skip the update. */
+  skipped: boolean;
+  sampling_tokens_per_second: number;
+  training_tokens_per_second: number;
+  judge_seconds: number;
+  step_seconds: number;
+  /** Queue submissions of the update iterations (goal: one per iteration). */
+  update_submits: number;
+}
+
+export interface StepResult {
+  metrics: StepMetrics;
+  rollouts: RolloutRecord[];
+}
+
+export interface StepHooks {
+  /** Awaited after each stage: a UI can show the stage and hold the step (slow motion). */
+  onStage?: (stage: Stage, rollouts: readonly RolloutRecord[]) => Promise<void> | void;
+  signal?: AbortSignal;
+}
+
+function checkAbort(signal?: AbortSignal): void {
+  if (signal?.aborted) throw new DOMException('the step was stopped', 'AbortError');
+}
+
+/**
+ * Runs step number `step` (0-based: the optimizer's t is step + 1) on one prompt per group.
+ * The caller advances its step counter when the result is not skipped.
+ */
+export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly string[], hooks: StepHooks = {}): Promise<StepResult> {
+  const { rt, model, config: cfg, tokenizer, rubric } = ctx;
+  const G = cfg.num_generations;
+  if (prompts.length * G !== cfg.generation_batch_size) {
+    throw new RangeError(`a step needs generation_batch_size / num_generations = ${cfg.generation_batch_size / G} prompts, got ${prompts.length}`);
+  }
+  const t0 = performance.now();
+
+  // 1. Sample G completions per prompt. Row r draws from (seed, step, r): distinct per rollout.
+  const promptIds = prompts.map((p) => ctx.formatPrompt(p));
+  const rolloutPromptIds = promptIds.flatMap((ids) => Array.from({ length: G }, () => ids));
+  const gen = await generate(
+    model,
+    rolloutPromptIds,
+    { max_completion_length: cfg.max_completion_length, temperature: cfg.temperature, top_k: cfg.top_k, top_p: cfg.top_p, seed: (cfg.seed + step * 0x9e3779b9) >>> 0 },
+    { eosTokenId: tokenizer.eosTokenId },
+  );
+  const rollouts: RolloutRecord[] = gen.completions.map((ids, r) => ({
+    step,
+    group: Math.floor(r / G),
+    index: r % G,
+    prompt: prompts[Math.floor(r / G)],
+    completion: tokenizer.decode(ids),
+    completion_ids: ids,
+    logprobs: gen.logprobs[r],
+    truncated: gen.truncated[r],
+    results: [],
+    scores: [],
+    reward: null,
+    advantage: 0,
+  }));
+  await hooks.onStage?.('sampled', rollouts);
+  checkAbort(hooks.signal);
+
+  // 2. Judge every criterion of every rollout, then aggregate one reward per rollout.
+  const tJudge = performance.now();
+  const results = await judgeRollouts(ctx.rubric, ctx.rubricVersion, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal });
+  const judgeSeconds = (performance.now() - tJudge) / 1000;
+  const scores: Scores[] = results.map((r) => scoresOf(rubric, r));
+  const keep: (readonly boolean[])[] = [];
+  for (let g = 0; g < prompts.length; g++) {
+    const group = aggregateGroup(rubric, scores.slice(g * G, (g + 1) * G), cfg.reward_aggregation, { seed: cfg.seed, step, group: g });
+    group.rewards.forEach((reward, i) => (rollouts[g * G + i].reward = reward));
+    if (group.keep) keep.push(group.keep);
+  }
+  rollouts.forEach((r, i) => {
+    r.results = results[i];
+    r.scores = [...scores[i]];
+  });
+  await hooks.onStage?.('judged', rollouts);
+  checkAbort(hooks.signal);
+
+  // 3. Group-relative advantages on the GPU.
+  const gdpo = cfg.multi_objective_aggregation === 'normalize_then_sum';
+  let rewardMatrix: Float32Array;
+  let weights: Float32Array;
+  let criteria = 1;
+  if (gdpo) {
+    const k = kernelRewardInputs(rubric, scores, { numGenerations: G, keep: keep.length ? keep : undefined });
+    criteria = k.reward_weights.length;
+    rewardMatrix = Float32Array.from(k.rewards_per_criterion.flat(), (x) => (x === null ? NaN : x));
+    weights = Float32Array.from(k.reward_weights);
+  } else {
+    rewardMatrix = Float32Array.from(rollouts, (r) => (r.reward === null ? NaN : r.reward));
+    weights = new Float32Array([1]);
+  }
+  let rec = rt.recorder('grpo.advantages');
+  const rewardBuf = rt.upload(rewardMatrix, 'grpo.rewards');
+  const weightBuf = rt.upload(weights, 'grpo.reward_weights');
+  const adv = recordGroupAdvantage(rt, rec, rewardBuf, weightBuf, {
+    rollouts: rollouts.length,
+    criteria,
+    numGenerations: G,
+    scaleRewards: cfg.scale_rewards,
+    eps: 1e-4,
+    multiObjectiveAggregation: cfg.multi_objective_aggregation,
+    advantageEstimator: cfg.advantage_estimator,
+  });
+  const advRead = rec.readF32(adv.advantages, rollouts.length);
+  const statsRead = rec.readU32(adv.stats, 4);
+  rec.releaseAfterSubmit(rewardBuf, weightBuf, adv.groupStats, adv.stats);
+  await rec.submit();
+  const advantages = await advRead;
+  const zeroStdGroups = (await statsRead)[0];
+  rollouts.forEach((r, i) => (r.advantage = advantages[i]));
+  await hooks.onStage?.('advantages', rollouts);
+  checkAbort(hooks.signal);
+
+  // 4. num_iterations updates on the same rollouts.
+  const batch = buildRolloutBatch(rolloutPromptIds, gen.completions, gen.truncated, {
+    padTokenId: tokenizer.padTokenId,
+    maskTruncatedCompletions: cfg.mask_truncated_completions,
+  });
+  const N = batch.tokens.batch;
+  const T = batch.tokens.seqLen;
+  const rows = N * T;
+  const V = model.config.vocabSize;
+  const temperature = cfg.temperature > 0 ? cfg.temperature : 1;
+  const targets = rt.upload(batch.targets, 'grpo.targets');
+  const mask = rt.upload(batch.mask, 'grpo.mask');
+  const old = rt.storage(rows * 4, 'grpo.old_logprobs');
+  let ref: GPUBuffer | null = null;
+  let tokenWeights: GPUBuffer | null = null;
+  const learningRate = learningRateAt(step, {
+    learning_rate: cfg.learning_rate,
+    lr_scheduler_type: cfg.lr_scheduler_type,
+    warmup_ratio: cfg.warmup_ratio,
+    num_training_steps: cfg.max_steps,
+  });
+  const lossOptions = {
+    epsilon: cfg.epsilon,
+    epsilonHigh: cfg.epsilon_high ?? cfg.epsilon,
+    dualClip: cfg.dual_clip,
+    beta: cfg.beta,
+    klEstimator: cfg.kl_estimator,
+    entropyCoef: cfg.entropy_coef,
+    lossType: cfg.loss_type,
+    importanceSamplingLevel: cfg.importance_sampling_level,
+    maxCompletionLength: cfg.max_completion_length,
+  };
+  const tUpdate = performance.now();
+  const submitsBefore = rt.counters.submits;
+  let scalars: Float32Array = new Float32Array(POLICY_LOSS_SCALARS.length);
+  let gradNorm = 0;
+  let skipped = false;
+  try {
+    for (let it = 0; it < cfg.num_iterations; it++) {
+      rec = rt.recorder(`grpo.update.${it}`);
+      model.params.recordZeroGrads(rec);
+      const state = model.forward(rec, batch.tokens);
+      const lp = recordLogprobsForward(rt, rec, state.logits, targets, { rows, vocab: V, temperature });
+      if (it === 0) {
+        // π_old = π_θ before the first update (TRL's detached log-probs).
+        rec.copy(lp.logprobs, old, rows * 4);
+        if (cfg.beta !== 0) {
+          if (!ctx.reference) throw new Error('beta > 0 needs the reference model');
+          const refState = ctx.reference.forward(rec, batch.tokens);
+          const refLp = recordLogprobsForward(rt, rec, refState.logits, targets, { rows, vocab: V, temperature });
+          ref = rt.storage(rows * 4, 'grpo.ref_logprobs');
+          rec.copy(refLp.logprobs, ref, rows * 4);
+          rec.releaseAfterSubmit(refLp.logprobs, refLp.entropy, refLp.rowStats, ...refState.owned);
+        }
+        if (cfg.top_entropy_quantile < 1) {
+          // The entropy mask needs this pass's entropies on the host: one extra submission.
+          const entropies = rec.readF32(lp.entropy, rows);
+          await rec.submit();
+          const threshold = maskedQuantile(await entropies, batch.mask, 1 - cfg.top_entropy_quantile);
+          const e = await entropies;
+          tokenWeights = rt.upload(Float32Array.from(e, (h) => (h >= threshold ? 1 : 0)), 'grpo.entropy_mask');
+          rec = rt.recorder('grpo.update.0b');
+        }
+      }
+      const loss = recordPolicyLoss(rt, rec, { n: N, l: T }, { logprobs: lp.logprobs, oldLogprobs: old, refLogprobs: ref, mask, advantages: adv.advantages, entropy: lp.entropy, tokenWeights }, lossOptions);
+      const dLogits = recordLogprobsBackward(rt, rec, lp, loss.gradLogprobs, loss.gradEntropy);
+      model.backward(rec, state, dLogits);
+      const opt = recordOptimizerStep(rt, rec, model.params.optimizerTensors(rec), {
+        step: step + 1,
+        learning_rate: learningRate,
+        adam_beta1: cfg.adam_beta1,
+        adam_beta2: cfg.adam_beta2,
+        adam_epsilon: cfg.adam_epsilon,
+        weight_decay: cfg.weight_decay,
+        max_grad_norm: cfg.max_grad_norm,
+      });
+      const scalarRead = rec.readF32(loss.scalars, POLICY_LOSS_SCALARS.length);
+      const stepState = readStepState(rec, opt.stepState);
+      rec.releaseAfterSubmit(lp.logprobs, lp.entropy, lp.rowStats, loss.gradLogprobs, loss.scalars, dLogits, opt.stepState, opt.tensorStats, ...(loss.gradEntropy ? [loss.gradEntropy] : []));
+      try {
+        await rec.submit();
+      } finally {
+        model.release(state);
+      }
+      scalars = await scalarRead;
+      const s = await stepState;
+      gradNorm = s.gradNorm;
+      if (!s.finite) {
+        skipped = true;
+        break;
+      }
+    }
+  } finally {
+    rt.release(targets, mask, old, adv.advantages, ...(ref ? [ref] : []), ...(tokenWeights ? [tokenWeights] : []));
+  }
+  const updateSeconds = (performance.now() - tUpdate) / 1000;
+  const named = Object.fromEntries(POLICY_LOSS_SCALARS.map((k, i) => [k, scalars[i]])) as Record<(typeof POLICY_LOSS_SCALARS)[number], number>;
+  await hooks.onStage?.('updated', rollouts);
+
+  const metrics: StepMetrics = {
+    step,
+    rewards: rewardMetrics(rubric, scores, rollouts.map((r) => r.reward), G, cfg.reward_aggregation.pass_threshold),
+    completions: completionMetrics(gen.completions.map((c) => c.length), gen.truncated),
+    frac_reward_zero_std: zeroStdGroups / prompts.length,
+    loss: named.loss,
+    policy_loss: named.policyLoss,
+    kl: cfg.beta !== 0 ? named.klMean : null,
+    entropy: named.entropyMean,
+    clip_ratio_low: named.clipRatioLow,
+    clip_ratio_high: named.clipRatioHigh,
+    clip_ratio_region: named.clipRatioRegion,
+    ratio_mean: named.ratioMean,
+    grad_norm: gradNorm,
+    learning_rate: learningRate,
+    skipped,
+    sampling_tokens_per_second: gen.tokensPerSecond,
+    training_tokens_per_second: (rows * cfg.num_iterations) / updateSeconds,
+    judge_seconds: judgeSeconds,
+    step_seconds: (performance.now() - t0) / 1000,
+    update_submits: rt.counters.submits - submitsBefore,
+  };
+  return { metrics, rollouts };
+}

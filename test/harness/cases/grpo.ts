@@ -1,0 +1,54 @@
+// Page side of test/browser/grpo.test.ts: GRPO steps on a fresh tiny byte-level GPT-2.
+import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { configFromHf } from '../../../src/model/config';
+import { initialWeights } from '../../../src/model/init';
+import { ParameterStore } from '../../../src/model/parameters';
+import { ByteTokenizer } from '../../../src/model/tokenizer';
+import { Transformer } from '../../../src/model/transformer';
+import { parseRubric, rubricVersion } from '../../../src/rubric';
+import { parseGrpoConfig, type GrpoConfigInput } from '../../../src/rl/config';
+import { grpoStep, type GrpoContext, type Stage } from '../../../src/rl/grpoStep';
+
+const tok = new ByteTokenizer();
+
+async function context(rt: GpuRuntime, options: GrpoConfigInput, rubricJson: unknown): Promise<GrpoContext> {
+  const config = configFromHf({ model_type: 'gpt2', vocab_size: tok.vocabSize, n_embd: 32, n_layer: 2, n_head: 4, n_inner: 64, n_positions: 64 });
+  const weights = initialWeights(config, 11, 0.1);
+  const model = new Transformer(rt, config, ParameterStore.create(rt, config, weights));
+  const grpo = parseGrpoConfig(options);
+  const reference = grpo.beta > 0 ? new Transformer(rt, config, ParameterStore.create(rt, config, weights)) : null;
+  const rubric = parseRubric(rubricJson);
+  return {
+    rt,
+    model,
+    reference,
+    tokenizer: tok,
+    formatPrompt: (text) => [tok.bosTokenId, ...tok.encode(`Instruction: ${text}\nResponse: `)],
+    rubric,
+    rubricVersion: await rubricVersion(rubric),
+    config: grpo,
+  };
+}
+
+export const LETTER_RUBRIC = {
+  name: 'likes vowels',
+  criteria: [
+    { id: 'has_a', text: 'Contains the letter a', weight: 2, tier: 'important', rule: { kind: 'contains', terms: ['a'], case_sensitive: true } },
+    { id: 'has_e', text: 'Contains the letter e', weight: 1, tier: 'optional', rule: { kind: 'contains', terms: ['e'], case_sensitive: true } },
+    { id: 'short', text: 'At most 6 characters', weight: 1, tier: 'optional', rule: { kind: 'length', unit: 'characters', max: 6 } },
+  ],
+};
+
+export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; steps: number; stages?: boolean }) {
+  const ctx = await context(rt, input.options, LETTER_RUBRIC);
+  const seen: Stage[] = [];
+  const out = [];
+  for (let s = 0; s < input.steps; s++) {
+    const prompts = Array.from({ length: ctx.config.generation_batch_size / ctx.config.num_generations }, (_, i) => `Say word ${i}.`);
+    const r = await grpoStep(ctx, s, prompts, input.stages ? { onStage: (stage) => void seen.push(stage) } : {});
+    out.push({ metrics: r.metrics, rollouts: r.rollouts.map((x) => ({ reward: x.reward, advantage: x.advantage, completion: x.completion, group: x.group, truncated: x.truncated, scores: x.scores })) });
+  }
+  ctx.model.params.destroy();
+  ctx.reference?.params.destroy();
+  return { steps: out, stages: seen };
+}
