@@ -244,3 +244,23 @@ def make(name, spec, seed):
 if __name__ == "__main__":
     for i, (name, spec) in enumerate(MODELS.items()):
         make(name, spec, seed=1234 + i)
+
+
+def make_byte_fixture():
+    """A tiny random byte-level GPT-2 in the HF layout (with the rubric_playground block) for
+    tests of model loading, the trainer and the headless runner: test/fixtures/tiny-byte-gpt2/."""
+    cfg = dict(model_type="gpt2", architectures=["GPT2LMHeadModel"], vocab_size=259, n_embd=32, n_layer=2, n_head=4,
+               n_inner=64, n_positions=128, layer_norm_epsilon=1e-5, activation_function="gelu_new",
+               bos_token_id=256, eos_token_id=257, pad_token_id=258, tie_word_embeddings=True,
+               rubric_playground={"tokenizer": "byte", "prompt_template": "Instruction: {prompt}\nResponse: "})
+    params = gpt2_params(cfg, torch.Generator().manual_seed(99))
+    out_dir = os.path.normpath(os.path.join(ROOT, "test", "fixtures", "tiny-byte-gpt2"))
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    write_safetensors(os.path.join(out_dir, "model.safetensors"), params, {"format": "pt"})
+    print(f"tiny-byte-gpt2 fixture -> {out_dir}")
+
+
+if __name__ == "__main__":
+    make_byte_fixture()

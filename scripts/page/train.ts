@@ -1,0 +1,35 @@
+// In-page side of scripts/train.mjs: runs an experiment with the same trainer the app uses.
+import type { GpuRuntime } from '../../src/gpu/runtime';
+import { fetchModelFiles, modelUrl } from '../../src/model/load';
+import { buildGrpoContext, parseExperiment } from '../../src/rl/experiment';
+import type { RolloutRecord, StepMetrics } from '../../src/rl/grpoStep';
+import { GrpoTrainer } from '../../src/rl/trainer';
+
+export interface TrainRequest {
+  experiment: unknown;
+  /** Stop after this many steps (default: the experiment's max_steps). */
+  steps?: number;
+}
+
+export async function runExperiment(rt: GpuRuntime, request: TrainRequest) {
+  const { experiment } = parseExperiment(request.experiment);
+  const files = await fetchModelFiles(modelUrl(experiment.model));
+  const ctx = await buildGrpoContext(rt, experiment, files);
+  const metrics: StepMetrics[] = [];
+  let lastRollouts: RolloutRecord[] = [];
+  const errors: string[] = [];
+  const trainer = new GrpoTrainer(ctx, {
+    prompts: experiment.prompts,
+    onEvent: (e) => {
+      if (e.type === 'step') {
+        metrics.push(e.metrics);
+        lastRollouts = e.rollouts;
+      } else if (e.type === 'error') errors.push(e.message);
+    },
+  });
+  const steps = request.steps ?? ctx.config.max_steps;
+  for (let i = 0; i < steps && trainer.status !== 'failed' && trainer.status !== 'finished'; i++) await trainer.singleStep();
+  ctx.model.params.destroy();
+  ctx.reference?.params.destroy();
+  return { status: trainer.status, steps: trainer.step, metrics, rollouts: lastRollouts, errors };
+}

@@ -1,0 +1,61 @@
+// An experiment: which model, which prompts, which rubric, which GRPO settings. This is what a
+// run stores and what a share link carries (never weights or keys).
+import { z } from 'zod';
+import type { GpuRuntime } from '../gpu/runtime';
+import { loadModel, type ModelFiles } from '../model/load';
+import { JudgeCache, parseRubric, rubricVersion, type Judge } from '../rubric';
+import { parseGrpoConfig } from './config';
+import type { GrpoContext } from './grpoStep';
+
+export const experimentSchema = z
+  .object({
+    model: z.string().min(1).max(200),
+    prompts: z.array(z.string().min(1).max(4000)).min(1).max(10000),
+    rubric: z.unknown(),
+    config: z.record(z.string(), z.unknown()).default({}),
+  })
+  .strict();
+
+export type Experiment = z.output<typeof experimentSchema>;
+
+export class ExperimentError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ExperimentError';
+  }
+}
+
+/** Validates every part (rubric and config too) before anything is loaded or trained. */
+export function parseExperiment(input: unknown) {
+  const parsed = experimentSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new ExperimentError(parsed.error.issues.map((i) => `${i.path.join('.') || 'experiment'}: ${i.message}`).join('\n'));
+  }
+  const rubric = parseRubric(parsed.data.rubric);
+  const config = parseGrpoConfig(parsed.data.config);
+  return { experiment: parsed.data, rubric, config };
+}
+
+export interface ContextOptions {
+  modelJudge?: Judge;
+  judgeCache?: JudgeCache;
+}
+
+/** Loads the policy (and, when beta > 0, a frozen copy as the KL reference) and builds the step context. */
+export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: ModelFiles, options: ContextOptions = {}): Promise<GrpoContext> {
+  const { rubric, config } = parseExperiment(input);
+  const loaded = await loadModel(rt, files);
+  const reference = config.beta > 0 ? (await loadModel(rt, files)).model : null;
+  return {
+    rt,
+    model: loaded.model,
+    reference,
+    tokenizer: loaded.tokenizer,
+    formatPrompt: loaded.formatPrompt,
+    rubric,
+    rubricVersion: await rubricVersion(rubric),
+    modelJudge: options.modelJudge,
+    judgeCache: options.judgeCache ?? new JudgeCache(),
+    config,
+  };
+}

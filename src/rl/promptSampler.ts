@@ -1,0 +1,35 @@
+// Which prompts a step trains on: every prompt once per epoch, in an order shuffled by the
+// seed and the epoch (TRL's shuffle_dataset=True), so a run is reproducible from its seed.
+
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function epochOrder(count: number, seed: number, epoch: number): number[] {
+  const rand = mulberry32((seed ^ Math.imul(epoch + 1, 0x9e3779b1)) >>> 0);
+  const order = Array.from({ length: count }, (_, i) => i);
+  for (let i = count - 1; i > 0; i--) {
+    const j = Math.floor(rand() * (i + 1));
+    [order[i], order[j]] = [order[j], order[i]];
+  }
+  return order;
+}
+
+/** The `perStep` prompts of step `step` (0-based), drawn without replacement epoch by epoch. */
+export function promptsForStep(prompts: readonly string[], perStep: number, step: number, seed: number): string[] {
+  if (prompts.length === 0) throw new RangeError('the experiment has no prompts');
+  const out: string[] = [];
+  for (let i = 0; i < perStep; i++) {
+    const flat = step * perStep + i;
+    const epoch = Math.floor(flat / prompts.length);
+    out.push(prompts[epochOrder(prompts.length, seed, epoch)[flat % prompts.length]]);
+  }
+  return out;
+}

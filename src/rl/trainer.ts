@@ -1,0 +1,151 @@
+// The training loop users drive: start / pause / resume / single step / slow motion through
+// the sub-stages / stop, with events for progress, metrics, rollouts, checkpoints and errors.
+// It owns nothing GPU-specific beyond calling grpoStep; the worker wraps it for the UI.
+import { saveCheckpoint, type CheckpointFiles } from '../model/checkpoint';
+import { grpoStep, type GrpoContext, type RolloutRecord, type Stage, type StepMetrics } from './grpoStep';
+import { promptsForStep } from './promptSampler';
+
+export type TrainerStatus = 'idle' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
+
+export type TrainerEvent =
+  | { type: 'status'; status: TrainerStatus; message?: string }
+  | { type: 'stage'; step: number; stage: Stage; rollouts: RolloutRecord[] }
+  | { type: 'step'; metrics: StepMetrics; rollouts: RolloutRecord[] }
+  | { type: 'checkpoint'; step: number; files: CheckpointFiles }
+  | { type: 'error'; step: number; message: string };
+
+/** Where finished steps go (e.g. IndexedDB): awaited before the next step starts. */
+export interface StepSink {
+  commitStep(step: number, metrics: StepMetrics, rollouts: RolloutRecord[], checkpoint?: CheckpointFiles): Promise<void>;
+}
+
+export interface TrainerOptions {
+  prompts: readonly string[];
+  /** Steps already taken (when resuming from a checkpoint). */
+  startStep?: number;
+  onEvent?: (event: TrainerEvent) => void;
+  sink?: StepSink;
+}
+
+export class GrpoTrainer {
+  /** Optimizer steps taken so far. */
+  step: number;
+  status: TrainerStatus = 'idle';
+  /** When true, a running step waits at every stage until advance() is called. */
+  slowMotion = false;
+  private pauseRequested = false;
+  private abort: AbortController | null = null;
+  private stageGate: (() => void) | null = null;
+  private loop: Promise<void> | null = null;
+
+  constructor(
+    private readonly ctx: GrpoContext,
+    private readonly options: TrainerOptions,
+  ) {
+    this.step = options.startStep ?? 0;
+  }
+
+  private emit(event: TrainerEvent): void {
+    this.options.onEvent?.(event);
+  }
+
+  private setStatus(status: TrainerStatus, message?: string): void {
+    this.status = status;
+    this.emit({ type: 'status', status, message });
+  }
+
+  /** Runs steps until max_steps, pause() or stop(). Resolves when the loop ends. */
+  start(): Promise<void> {
+    if (this.loop) return this.loop;
+    this.pauseRequested = false;
+    this.loop = this.run(Infinity).finally(() => (this.loop = null));
+    return this.loop;
+  }
+
+  /** Runs exactly one step (with slowMotion, stopping at each stage until advance()). */
+  singleStep(): Promise<void> {
+    if (this.loop) return this.loop;
+    this.pauseRequested = false;
+    this.loop = this.run(1).finally(() => (this.loop = null));
+    return this.loop;
+  }
+
+  /** Lets a step held at a stage (slow motion) go on to the next stage. */
+  advance(): void {
+    const gate = this.stageGate;
+    this.stageGate = null;
+    gate?.();
+  }
+
+  /** Finishes the current step, then pauses (and checkpoints). */
+  pause(): void {
+    this.pauseRequested = true;
+    this.advance();
+  }
+
+  resume(): Promise<void> {
+    return this.start();
+  }
+
+  /** Abandons the current step (its update is not applied if it has not started) and stops. */
+  async stop(): Promise<void> {
+    this.pauseRequested = true;
+    this.abort?.abort();
+    this.advance();
+    await this.loop?.catch(() => {});
+    this.setStatus('stopped');
+  }
+
+  private async run(maxSteps: number): Promise<void> {
+    const cfg = this.ctx.config;
+    const perStep = cfg.generation_batch_size / cfg.num_generations;
+    this.setStatus('running');
+    let done = 0;
+    try {
+      while (done < maxSteps && this.step < cfg.max_steps && !this.pauseRequested) {
+        this.abort = new AbortController();
+        const step = this.step;
+        const prompts = promptsForStep(this.options.prompts, perStep, step, cfg.seed);
+        const result = await grpoStep(this.ctx, step, prompts, {
+          signal: this.abort.signal,
+          onStage: async (stage, rollouts) => {
+            this.emit({ type: 'stage', step, stage, rollouts: [...rollouts] });
+            if (this.slowMotion && stage !== 'updated' && !this.pauseRequested) {
+              await new Promise<void>((resolve) => (this.stageGate = resolve));
+            }
+          },
+        });
+        if (result.metrics.skipped) {
+          const message = `step ${step}: NaN or Inf in the loss or gradients; the update was skipped and the weights are unchanged`;
+          this.emit({ type: 'error', step, message });
+          if (cfg.on_nonfinite === 'stop') {
+            this.setStatus('failed', message);
+            return;
+          }
+        } else {
+          this.step++;
+        }
+        const due = cfg.save_steps > 0 && this.step % cfg.save_steps === 0;
+        const checkpoint = due || this.pauseRequested ? await this.checkpoint() : undefined;
+        await this.options.sink?.commitStep(step, result.metrics, result.rollouts, checkpoint);
+        this.emit({ type: 'step', metrics: result.metrics, rollouts: result.rollouts });
+        if (checkpoint) this.emit({ type: 'checkpoint', step: this.step, files: checkpoint });
+        done++;
+      }
+      if (this.step >= cfg.max_steps) this.setStatus('finished');
+      else this.setStatus('paused');
+    } catch (err) {
+      if ((err as DOMException).name === 'AbortError') return;
+      const message = (err as Error).message;
+      this.emit({ type: 'error', step: this.step, message });
+      this.setStatus('failed', message);
+    } finally {
+      this.abort = null;
+    }
+  }
+
+  /** The current weights, AdamW moments and step, in the Hugging Face layout. */
+  checkpoint(): Promise<CheckpointFiles> {
+    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config });
+  }
+}
