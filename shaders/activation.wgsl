@@ -54,6 +54,13 @@ fn element(wid: vec3<u32>, nwg: vec3<u32>, tid: u32) -> u32 {
 // finite; sigmoid(-80) = 1.8e-35 is already 0 to f32 precision. Large z only underflows e to 0.
 struct Sigmoid { s: f32, e: f32 }
 
+// max/clamp return the other operand for a NaN input on most GPUs, which would turn a NaN
+// activation into a finite one and hide a corrupted weight from the trainer's NaN guard.
+// Every output therefore passes a NaN input through (bit test: fast-math safe).
+fn is_nan(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
 fn sigmoid(z: f32) -> Sigmoid {
   let e = exp(-max(z, -80.0));
   return Sigmoid(1.0 / (1.0 + e), e);
@@ -73,7 +80,7 @@ fn gelu_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   if (i >= params.count) { return; }
   let v = x[i];
   // Below -20 gelu is under 1e-80: multiply -20, not x, so x = -1e30 cannot give -1e30 * 1.8e-35.
-  y[i] = max(v, -20.0) * sigmoid(gelu_two_u(v)).s;
+  y[i] = select(max(v, -20.0) * sigmoid(gelu_two_u(v)).s, v, is_nan(v));
 }
 
 @compute @workgroup_size(WG)
@@ -87,7 +94,7 @@ fn gelu_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   let ds = sg.e * sg.s * sg.s;
   let vc = clamp(v, -20.0, 20.0);
   let du = SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_C * vc * vc);
-  dx[i] = dy[i] * (sg.s + 2.0 * vc * ds * du);
+  dx[i] = select(dy[i] * (sg.s + 2.0 * vc * ds * du), v, is_nan(v));
 }
 
 @compute @workgroup_size(WG)
@@ -97,8 +104,9 @@ fn swiglu_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
   if (i >= params.count) { return; }
   // Below -80, silu(g) = g e^g is under 1.5e-33: use g = -80 there so g * s stays tiny for
   // any g (g = -1e30 would otherwise give -1e30 * 1.8e-35).
-  let g = max(gate[i], -80.0);
-  h[i] = g * sigmoid(g).s * up[i];
+  let raw = gate[i];
+  let g = max(raw, -80.0);
+  h[i] = select(g * sigmoid(g).s * up[i], raw, is_nan(raw));
 }
 
 @compute @workgroup_size(WG)
@@ -106,10 +114,11 @@ fn swiglu_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
                    @builtin(local_invocation_index) tid: u32) {
   let i = element(wid, nwg, tid);
   if (i >= params.count) { return; }
-  let g = max(gate[i], -80.0);
+  let raw = gate[i];
+  let g = max(raw, -80.0);
   let sg = sigmoid(g);
   let grad = dh[i];
   // 1 - s = e s.
-  d_gate[i] = grad * up[i] * sg.s * (1.0 + g * sg.e * sg.s);
-  d_up[i] = grad * g * sg.s;
+  d_gate[i] = select(grad * up[i] * sg.s * (1.0 + g * sg.e * sg.s), raw, is_nan(raw));
+  d_up[i] = select(grad * g * sg.s, raw, is_nan(raw));
 }

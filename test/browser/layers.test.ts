@@ -189,6 +189,15 @@ describe('activation kernels (WGSL) vs float64 twin', () => {
     expectClose(out.dx, geluBackwardRef(x, dy), ACT_TOL, 'gelu dx');
   });
 
+  it('GELU and SwiGLU pass NaN through (a NaN weight must reach the trainer\'s NaN guard)', async () => {
+    const g = await run('gelu', { x: [NaN, 1], dy: [1, 1] });
+    expect(Number.isNaN(g.y[0]) && Number.isNaN(g.dx[0])).toBe(true);
+    expect(Number.isFinite(g.y[1])).toBe(true);
+    const s = await run('swiglu', { gate: [NaN, 1], up: [1, 1], dh: [1, 1] });
+    expect(Number.isNaN(s.h[0]) && Number.isNaN(s.dGate[0]) && Number.isNaN(s.dUp[0])).toBe(true);
+    expect(Number.isFinite(s.h[1])).toBe(true);
+  });
+
   it('SwiGLU: extreme gates stay finite and match', async () => {
     const gate = f32(extremes);
     const up = f32(extremes.map((_, i) => (i % 2 ? 0.5 : -2)));

@@ -27,6 +27,14 @@ describe('SFT on the GPU', () => {
     }
   });
 
+  it('skips the update when the loss is NaN, leaving every weight bit-identical', async () => {
+    const r = await harness.runModule('/test/harness/cases/sft.ts', 'nanSkips', {});
+    expect(r.skipped).toBe(true);
+    expect(Number.isNaN(r.loss)).toBe(true);
+    expect(r.step).toBe(0);
+    expect(r.changed).toBe(0);
+  });
+
   it('resumes from a checkpoint (HF weights + AdamW moments + step) bit for bit', async () => {
     const r = await harness.runModule('/test/harness/cases/sft.ts', 'resumeExact', {});
     expect(r.files).toEqual(['config.json', 'model.safetensors', 'optimizer.safetensors', 'trainer_state.json']);

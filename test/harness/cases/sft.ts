@@ -93,3 +93,22 @@ export async function resumeExact(rt: GpuRuntime) {
     maxWeightDiff: maxDiff,
   };
 }
+
+/** A NaN in one weight makes the loss and gradients NaN: the update must be skipped, weights kept. */
+export async function nanSkips(rt: GpuRuntime) {
+  const config = tinyConfig();
+  const model = new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, 5)));
+  const poisoned = model.params.get('transformer.h.0.mlp.c_fc.weight');
+  rt.device.queue.writeBuffer(poisoned.value, 4 * 10, new Float32Array([NaN]));
+  const before = await model.params.read('value');
+  const trainer = new SftTrainer(rt, model, tok.padTokenId, { learning_rate: 1e-2 });
+  const r = await trainer.trainStep(examples());
+  const after = await model.params.read('value');
+  let changed = 0;
+  for (const [name, t] of before) {
+    const u = after.get(name)!.data;
+    for (let i = 0; i < t.data.length; i++) if (!Object.is(t.data[i], u[i])) changed++;
+  }
+  model.params.destroy();
+  return { skipped: r.skipped, loss: r.loss, step: trainer.step, changed };
+}

@@ -1,0 +1,78 @@
+// Page side of test/browser/trainer.test.ts: the GRPO loop's controls on the byte fixture.
+import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { fetchModelFiles } from '../../../src/model/load';
+import { buildGrpoContext } from '../../../src/rl/experiment';
+import type { Stage } from '../../../src/rl/grpoStep';
+import { GrpoTrainer, type TrainerEvent } from '../../../src/rl/trainer';
+
+const EXPERIMENT = {
+  model: '/test/fixtures/tiny-byte-gpt2/',
+  prompts: ['Name a color.', 'Say hello.', 'Name an animal.'],
+  rubric: {
+    name: 'vowels',
+    criteria: [{ id: 'has_a', text: 'Contains the letter a', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['a'] } }],
+  },
+  config: { num_generations: 2, generation_batch_size: 4, max_completion_length: 4, learning_rate: 0.01, max_steps: 3, save_steps: 2 },
+};
+
+async function setup(rt: GpuRuntime, config: object = {}) {
+  const experiment = { ...EXPERIMENT, config: { ...EXPERIMENT.config, ...config } };
+  const ctx = await buildGrpoContext(rt, experiment, await fetchModelFiles(experiment.model));
+  const events: TrainerEvent[] = [];
+  const trainer = new GrpoTrainer(ctx, { prompts: experiment.prompts, onEvent: (e) => events.push(e) });
+  return { ctx, trainer, events };
+}
+
+const summary = (events: TrainerEvent[]) =>
+  events.map((e) => (e.type === 'status' ? `status:${e.status}` : e.type === 'stage' ? `stage:${e.stage}` : e.type === 'checkpoint' ? `checkpoint:${e.step}` : e.type === 'step' ? `step:${e.metrics.step}` : `error`));
+
+/** Slow motion: the step waits at each stage until advance(); we advance after seeing each one. */
+export async function slowMotion(rt: GpuRuntime) {
+  const { ctx, trainer, events } = await setup(rt);
+  trainer.slowMotion = true;
+  const seen: Stage[] = [];
+  const done = trainer.singleStep();
+  for (let i = 0; i < 3; i++) {
+    await new Promise<void>((resolve) => {
+      const poll = () => {
+        const stages = events.filter((e): e is Extract<TrainerEvent, { type: 'stage' }> => e.type === 'stage');
+        if (stages.length > i) {
+          seen.push(stages[i].stage);
+          resolve();
+        } else setTimeout(poll, 20);
+      };
+      poll();
+    });
+    if (trainer.step !== 0) throw new Error('the update ran before the last stage was released');
+    trainer.advance();
+  }
+  await done;
+  ctx.model.params.destroy();
+  return { seen, step: trainer.step, status: trainer.status, events: summary(events) };
+}
+
+/** start() runs to max_steps with a checkpoint every save_steps; a second start() does nothing. */
+export async function runToEnd(rt: GpuRuntime) {
+  const { ctx, trainer, events } = await setup(rt);
+  await trainer.start();
+  const again = await trainer.start();
+  ctx.model.params.destroy();
+  return { step: trainer.step, status: trainer.status, events: summary(events), again: again ?? null };
+}
+
+/** pause() during a step finishes that step, checkpoints, then the loop pauses; resume() goes on. */
+export async function pauseResume(rt: GpuRuntime) {
+  const { ctx, trainer, events } = await setup(rt, { save_steps: 0 });
+  const running = trainer.start();
+  await new Promise<void>((resolve) => {
+    const poll = () => (events.some((e) => e.type === 'stage') ? resolve() : setTimeout(poll, 10));
+    poll();
+  });
+  trainer.pause();
+  await running;
+  const pausedAt = trainer.step;
+  const statusAfterPause = trainer.status;
+  await trainer.resume();
+  ctx.model.params.destroy();
+  return { pausedAt, statusAfterPause, final: trainer.step, status: trainer.status, events: summary(events) };
+}
