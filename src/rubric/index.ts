@@ -53,3 +53,10 @@ export {
   type GroupRewards,
 } from './aggregations';
 export { kernelRewardInputs, type KernelRewardInputs } from './kernelInputs';
+export {
+  remoteJudge,
+  RemoteJudge,
+  describeRemoteJudge,
+  matchChoice,
+} from './judges/remote';
+export { judgeMessages, judgePromptText, compactJudgePromptText } from './judges/modelJudgePrompt';

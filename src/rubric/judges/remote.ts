@@ -1,0 +1,337 @@
+// A judge behind any OpenAI-compatible chat completions endpoint (OpenAI, OpenRouter, vLLM,
+// llama.cpp server, Ollama, ...). One request per (rollout, criterion), a few at a time; retries
+// with exponential backoff and jitter on network errors, timeouts, 429 and 5xx; a timeout per
+// attempt; an outer AbortSignal stops everything. Anything that does not end in one of the
+// criterion's choices is 'unscorable' with the reason, never a 0.
+// The API key lives only in a private field of the judge object: toJSON() and
+// describeRemoteJudge() leave it out, and reasons never quote it. The reply is untrusted text:
+// it is only compared with the choices and quoted (shortened) in reasons.
+import { unscorable, type CriterionResult, type Judge, type JudgeRequest } from '../judge';
+import { judgeMessages, questionOf } from './modelJudgePrompt';
+
+export interface RemoteJudgeConfig {
+  /** The chat completions URL (".../v1/chat/completions") or its base (".../v1"). http(s) only. */
+  url: string;
+  model: string;
+  /** Sent as "Authorization: Bearer <key>". Held in memory by the judge object only. */
+  apiKey?: string;
+  /** Requests in flight at once (1-32, default 4). */
+  concurrency?: number;
+  /** Tries per request, the first included (1-10, default 4). */
+  maxAttempts?: number;
+  /** Per attempt, from sending to the whole reply read (default 30 000 ms). */
+  timeoutMs?: number;
+  /** First retry waits about this long, doubling each time (default 500 ms). */
+  backoffMs?: number;
+  /** Longest wait between tries, Retry-After included (default 10 000 ms). */
+  maxBackoffMs?: number;
+  /** Sampling temperature (default 0); null leaves it out (some reasoning models reject it). */
+  temperature?: number | null;
+  /** max_tokens of the reply (default 16); null leaves it out. */
+  maxTokens?: number | null;
+}
+
+/** The judge's settings without the key: safe to log, store or share. */
+export interface RemoteJudgeDescription {
+  kind: 'openai-chat';
+  url: string;
+  model: string;
+  concurrency: number;
+  maxAttempts: number;
+  timeoutMs: number;
+  backoffMs: number;
+  maxBackoffMs: number;
+  temperature: number | null;
+  maxTokens: number | null;
+  /** Whether a key is set (never the key). */
+  hasApiKey: boolean;
+}
+
+/** Injected in tests; the page uses the globals. */
+export interface RemoteJudgeDeps {
+  fetch?: typeof fetch;
+  /** Uniform in [0, 1), for the backoff jitter. */
+  random?: () => number;
+}
+
+const DEFAULTS = { concurrency: 4, maxAttempts: 4, timeoutMs: 30_000, backoffMs: 500, maxBackoffMs: 10_000, temperature: 0, maxTokens: 16 };
+/** HTTP statuses after which every further request would fail the same way. */
+const FATAL_STATUSES = new Set([401, 403, 404]);
+const EXCERPT_CHARS = 160;
+
+function intIn(name: string, value: number | undefined, fallback: number, lo: number, hi: number): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v < lo || v > hi) throw new RangeError(`${name} must be an integer in [${lo}, ${hi}], got ${String(value)}`);
+  return v;
+}
+
+function endpointUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new RangeError(`url ${JSON.stringify(url)} is not a valid absolute URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new RangeError(`url must be http or https, got ${u.protocol}`);
+  if (u.username || u.password) throw new RangeError('url must not contain credentials: pass the key as apiKey');
+  if (!u.pathname.endsWith('/chat/completions')) u.pathname = `${u.pathname.replace(/\/+$/, '')}/chat/completions`;
+  return u.toString();
+}
+
+/** Checks a config and returns its description (no key). Throws RangeError naming the bad field. */
+export function describeRemoteJudge(config: RemoteJudgeConfig): RemoteJudgeDescription {
+  if (config === null || typeof config !== 'object') throw new RangeError('a remote judge needs a config object');
+  if (typeof config.url !== 'string') throw new RangeError('url must be a string');
+  if (typeof config.model !== 'string' || config.model.trim() === '') throw new RangeError('model must be a non-empty string');
+  if (config.apiKey !== undefined && (typeof config.apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(config.apiKey))) {
+    throw new RangeError('apiKey must be printable ASCII without spaces');
+  }
+  const temperature = config.temperature === undefined ? DEFAULTS.temperature : config.temperature;
+  if (temperature !== null && !(Number.isFinite(temperature) && temperature >= 0 && temperature <= 2)) {
+    throw new RangeError(`temperature must be in [0, 2] or null, got ${String(config.temperature)}`);
+  }
+  const maxTokens = config.maxTokens === null ? null : intIn('maxTokens', config.maxTokens, DEFAULTS.maxTokens, 1, 100_000);
+  const backoffMs = intIn('backoffMs', config.backoffMs, DEFAULTS.backoffMs, 0, 600_000);
+  const maxBackoffMs = intIn('maxBackoffMs', config.maxBackoffMs, Math.max(DEFAULTS.maxBackoffMs, backoffMs), 0, 3_600_000);
+  if (maxBackoffMs < backoffMs) throw new RangeError(`maxBackoffMs ${maxBackoffMs} is below backoffMs ${backoffMs}`);
+  return {
+    kind: 'openai-chat',
+    url: endpointUrl(config.url),
+    model: config.model,
+    concurrency: intIn('concurrency', config.concurrency, DEFAULTS.concurrency, 1, 32),
+    maxAttempts: intIn('maxAttempts', config.maxAttempts, DEFAULTS.maxAttempts, 1, 10),
+    timeoutMs: intIn('timeoutMs', config.timeoutMs, DEFAULTS.timeoutMs, 1, 600_000),
+    backoffMs,
+    maxBackoffMs,
+    temperature,
+    maxTokens,
+    hasApiKey: config.apiKey !== undefined,
+  };
+}
+
+// ---- replies ----
+
+/** Lowercase, without a think block, an "Answer:" label, quotes, markdown emphasis or end punctuation. */
+function normalise(text: string): string {
+  return text
+    .replace(/<think>[\s\S]*?<\/think>/gi, '')
+    .trim()
+    .toLowerCase()
+    .replace(/^(?:final answer|answer|verdict)\s*[:-]\s*/, '')
+    .replace(/^[\s"'`*_([{]+/, '')
+    .replace(/[\s"'`*_)\]}.,;:!]+$/, '');
+}
+
+/**
+ * The index of the choice an answer gives, or null: the whole answer (normalised) is a choice,
+ * or it starts with one followed by a non-letter ("No, because ..."); the longest such wins.
+ */
+export function matchChoice(choices: readonly string[], answer: string): number | null {
+  const a = normalise(answer);
+  const norm = choices.map(normalise);
+  const exact = norm.indexOf(a);
+  if (exact >= 0) return exact;
+  let best: number | null = null;
+  norm.forEach((c, i) => {
+    if (c === '' || !a.startsWith(c) || /[\p{L}\p{N}]/u.test(a.charAt(c.length))) return;
+    if (best === null || c.length > norm[best].length) best = i;
+  });
+  return best;
+}
+
+/** The message text of a chat completion, or null if the reply has none. */
+function contentOf(json: unknown): string | null {
+  const message = (json as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message;
+  const content = message?.content;
+  if (typeof content === 'string') return content;
+  // Some servers send content parts: [{ type: 'text', text }].
+  if (Array.isArray(content)) {
+    const texts = content.map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : null));
+    if (texts.every((t) => t !== null)) return texts.join('');
+  }
+  return null;
+}
+
+/** Retry-After as milliseconds (delta seconds or an HTTP date), or undefined. */
+function retryAfterMs(header: string | null): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(header);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+type Attempt =
+  | { kind: 'answer'; text: string }
+  | { kind: 'retry'; reason: string; waitMs?: number }
+  | { kind: 'fail'; reason: string; fatal: boolean };
+
+function abortError(signal: AbortSignal): unknown {
+  return signal.reason instanceof Error ? signal.reason : new DOMException('the judge was stopped', 'AbortError');
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(abortError(signal));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError(signal!));
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export class RemoteJudge implements Judge {
+  readonly name: string;
+  readonly #settings: RemoteJudgeDescription;
+  readonly #apiKey: string | undefined;
+  readonly #fetch: typeof fetch;
+  readonly #random: () => number;
+
+  constructor(config: RemoteJudgeConfig, deps: RemoteJudgeDeps = {}) {
+    this.#settings = describeRemoteJudge(config);
+    this.#apiKey = config.apiKey;
+    this.#fetch = deps.fetch ?? ((input, init) => fetch(input, init));
+    this.#random = deps.random ?? Math.random;
+    this.name = `remote:${this.#settings.model}`;
+  }
+
+  /** The settings without the key (JSON.stringify uses this). */
+  toJSON(): RemoteJudgeDescription {
+    return { ...this.#settings };
+  }
+
+  async judge(requests: readonly JudgeRequest[], options: { signal?: AbortSignal } = {}): Promise<CriterionResult[]> {
+    const { signal } = options;
+    if (signal?.aborted) throw abortError(signal);
+    const results = new Array<CriterionResult>(requests.length);
+    let fatal: string | null = null;
+    let next = 0;
+    const lane = async () => {
+      while (next < requests.length) {
+        const i = next++;
+        if (signal?.aborted) throw abortError(signal);
+        const id = requests[i].criterion.id;
+        if (fatal !== null) {
+          results[i] = unscorable(id, `${fatal} (not sent: an earlier request got this answer)`);
+          continue;
+        }
+        results[i] = await this.judgeOne(requests[i], signal, (reason) => (fatal ??= reason));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.#settings.concurrency, requests.length) }, lane));
+    return results;
+  }
+
+  private async judgeOne(request: JudgeRequest, signal: AbortSignal | undefined, onFatal: (reason: string) => void): Promise<CriterionResult> {
+    const id = request.criterion.id;
+    let choices: readonly string[];
+    let body: string;
+    try {
+      choices = questionOf(request).choices;
+      const { system, user } = judgeMessages(request);
+      const s = this.#settings;
+      body = JSON.stringify({
+        model: s.model,
+        messages: [
+          { role: 'system', content: system },
+          { role: 'user', content: user },
+        ],
+        ...(s.temperature !== null ? { temperature: s.temperature } : {}),
+        ...(s.maxTokens !== null ? { max_tokens: s.maxTokens } : {}),
+      });
+    } catch (e) {
+      return unscorable(id, (e as Error).message);
+    }
+    const { maxAttempts, backoffMs, maxBackoffMs } = this.#settings;
+    for (let attempt = 1; ; attempt++) {
+      const out = await this.attempt(body, signal);
+      if (out.kind === 'answer') {
+        const index = matchChoice(choices, out.text);
+        if (index === null) return unscorable(id, `the judge answered ${this.excerpt(out.text)}, which is none of ${JSON.stringify(choices)}`);
+        return { criterion_id: id, status: 'ok', score: index / (choices.length - 1), reason: `the judge answered "${choices[index]}"` };
+      }
+      if (out.kind === 'fail') {
+        if (out.fatal) onFatal(out.reason);
+        return unscorable(id, out.reason);
+      }
+      if (attempt >= maxAttempts) return unscorable(id, `${out.reason} (gave up after ${maxAttempts} attempt${maxAttempts === 1 ? '' : 's'})`);
+      // Exponential backoff with "equal jitter": half fixed, half random, so lanes spread out.
+      const base = Math.min(maxBackoffMs, backoffMs * 2 ** (attempt - 1));
+      const wait = Math.min(maxBackoffMs, Math.max(base * (0.5 + 0.5 * this.#random()), out.waitMs ?? 0));
+      await sleep(wait, signal);
+    }
+  }
+
+  /** One HTTP exchange under the per-attempt timeout. Throws only when `signal` aborts. */
+  private async attempt(body: string, signal: AbortSignal | undefined): Promise<Attempt> {
+    if (signal?.aborted) throw abortError(signal);
+    const { url, timeoutMs } = this.#settings;
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, timeoutMs);
+    const onAbort = () => controller.abort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const headers: Record<string, string> = { 'Content-Type': 'application/json' };
+    if (this.#apiKey !== undefined) headers.Authorization = `Bearer ${this.#apiKey}`;
+    try {
+      const res = await this.#fetch(url, { method: 'POST', headers, body, signal: controller.signal });
+      const text = await res.text();
+      if (res.ok) {
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          return { kind: 'fail', reason: `the endpoint sent malformed JSON: ${this.excerpt(text)}`, fatal: false };
+        }
+        const content = contentOf(json);
+        if (content === null) return { kind: 'fail', reason: `the endpoint's reply has no choices[0].message.content: ${this.excerpt(text)}`, fatal: false };
+        return { kind: 'answer', text: content };
+      }
+      const reason = `HTTP ${res.status} from the endpoint${this.errorDetail(text)}`;
+      if (res.status === 429 || res.status >= 500) return { kind: 'retry', reason, waitMs: retryAfterMs(res.headers.get('retry-after')) };
+      return { kind: 'fail', reason, fatal: FATAL_STATUSES.has(res.status) };
+    } catch (e) {
+      if (signal?.aborted) throw abortError(signal);
+      if (timedOut) return { kind: 'retry', reason: `no complete reply within ${timeoutMs} ms` };
+      return { kind: 'retry', reason: `network error: ${this.redact((e as Error)?.message ?? String(e))}` };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** ": message" from an OpenAI-style error body, or a short excerpt of the body. */
+  private errorDetail(text: string): string {
+    if (text.trim() === '') return '';
+    try {
+      const message = (JSON.parse(text) as { error?: { message?: unknown } })?.error?.message;
+      if (typeof message === 'string') return `: ${this.excerpt(message)}`;
+    } catch {
+      // not JSON: quote the text
+    }
+    return `: ${this.excerpt(text)}`;
+  }
+
+  /** Untrusted text, quoted, on one line, shortened, with the key (if echoed back) removed. */
+  private excerpt(text: string): string {
+    const flat = this.redact(text).replace(/\s+/g, ' ').trim();
+    return JSON.stringify(flat.length > EXCERPT_CHARS ? `${flat.slice(0, EXCERPT_CHARS)}…` : flat);
+  }
+
+  private redact(text: string): string {
+    return this.#apiKey ? text.split(this.#apiKey).join('[api key]') : text;
+  }
+}
+
+/** A remote judge for `config` (validated now: a bad field throws RangeError). */
+export function remoteJudge(config: RemoteJudgeConfig, deps?: RemoteJudgeDeps): RemoteJudge {
+  return new RemoteJudge(config, deps);
+}

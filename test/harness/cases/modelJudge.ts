@@ -1,0 +1,105 @@
+// Page side of test/browser/modelJudge.test.ts: the model judge on the tiny golden GPT-2 against
+// last-position logits from independent full forward passes (one unpadded sequence each), and
+// the judge worker.
+import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { configFromHf } from '../../../src/model/config';
+import { ParameterStore } from '../../../src/model/parameters';
+import { readSafetensors } from '../../../src/model/safetensors';
+import type { Tokenizer } from '../../../src/model/tokenizer';
+import { Transformer } from '../../../src/model/transformer';
+import { fromHfTensors } from '../../../src/model/weights';
+import { judgeChoiceDistributions, modelJudge, type ItemOutcome } from '../../../src/rl/modelJudge';
+import { judgeRollouts, type CriterionResult, type JudgeRequest } from '../../../src/rubric/judge';
+import { parseRubric } from '../../../src/rubric/schema';
+import { rubricVersion } from '../../../src/rubric/version';
+import { startJudgeWorker } from '../../../src/worker/judgeClient';
+
+async function loadGolden(rt: GpuRuntime, name: string): Promise<Transformer> {
+  const dir = `/test/golden/${name}`;
+  const config = configFromHf(await (await fetch(`${dir}/config.json`)).json());
+  const weights = readSafetensors(await (await fetch(`${dir}/model.safetensors`)).arrayBuffer());
+  return new Transformer(rt, config, ParameterStore.create(rt, config, fromHfTensors(config, weights.tensors)));
+}
+
+/** Characters as tokens code % 60, for the golden model's 61-token vocabulary (60 = BOS/EOS/PAD). */
+export class CharTokenizer implements Tokenizer {
+  readonly vocabSize = 61;
+  readonly eosTokenId = 60;
+  readonly padTokenId = 60;
+  readonly bosTokenId = 60;
+  encode(text: string): number[] {
+    return Array.from(text, (ch) => ch.codePointAt(0)! % 60);
+  }
+  decode(ids: ArrayLike<number>): string {
+    return Array.from(ids, (id) => String.fromCharCode(id + 64)).join('');
+  }
+}
+
+/** A judge prompt short enough for the golden model's 16 positions. */
+export const shortPrompt = (r: JudgeRequest) => `${r.criterion.id}${r.prompt}:${r.completion}`;
+
+export interface JudgeCaseInput {
+  rubric: unknown;
+  /** [criterion index, prompt, completion]. */
+  items: [number, string, string][];
+  batchSize: number;
+}
+
+async function lastLogits(rt: GpuRuntime, model: Transformer, ids: number[]): Promise<number[]> {
+  const V = model.config.vocabSize;
+  const rec = rt.recorder('reference forward');
+  const state = model.forward(rec, { batch: 1, seqLen: ids.length, ids: Uint32Array.from(ids), pads: [0] });
+  const row = rec.readF32(state.logits, V, (ids.length - 1) * V);
+  await rec.submit();
+  const out = Array.from(await row);
+  model.release(state);
+  return out;
+}
+
+export async function judgeVsForward(rt: GpuRuntime, input: JudgeCaseInput) {
+  const model = await loadGolden(rt, 'gpt2-tiny');
+  const tokenizer = new CharTokenizer();
+  const rubric = parseRubric(input.rubric);
+  const requests: JudgeRequest[] = input.items.map(([k, prompt, completion]) => ({ rubricVersion: 'v', prompt, completion, criterion: rubric.criteria[k] }));
+  const options = { buildPrompt: shortPrompt, batchSize: input.batchSize };
+  const submits0 = rt.counters.submits;
+  const outcomes: ItemOutcome[] = await judgeChoiceDistributions(model, tokenizer, requests, options);
+  const submits = rt.counters.submits - submits0;
+  const results: CriterionResult[] = await modelJudge(model, tokenizer, options).judge(requests);
+  // Independently: the prompt text, the answer prefix " " as its own token, one unpadded forward.
+  const reference: (number[] | null)[] = [];
+  const prompts: number[][] = [];
+  for (const r of requests) {
+    const ids = tokenizer.encode(`${shortPrompt(r)} `);
+    prompts.push(ids);
+    reference.push(ids.length <= model.config.maxPositions ? await lastLogits(rt, model, ids) : null);
+  }
+  const aborted = new AbortController();
+  aborted.abort();
+  const abort = await modelJudge(model, tokenizer, options)
+    .judge(requests, { signal: aborted.signal })
+    .then(() => 'resolved', (e: Error) => e.name);
+  model.params.destroy();
+  return { outcomes, results, reference, prompts, submits, abort };
+}
+
+export async function judgeWorker(_rt: GpuRuntime, input: { rubric: unknown; rollouts: { prompt: string; completion: string }[]; apiKey: string }) {
+  const client = startJudgeWorker();
+  try {
+    // Port 9 (discard) refuses connections: the remote judge fails fast with a network error.
+    const configured = await client.configure({ remote: { url: 'http://127.0.0.1:9/v1', model: 'judge-mini', apiKey: input.apiKey, maxAttempts: 1 } });
+    const first = await client.judge(input.rubric, input.rollouts);
+    const second = await client.judge(input.rubric, input.rollouts);
+    const rubric = parseRubric(input.rubric);
+    const onPage = await judgeRollouts(rubric, await rubricVersion(rubric), input.rollouts);
+    const stopped = new AbortController();
+    stopped.abort();
+    const abort = await client.judge(input.rubric, input.rollouts, { signal: stopped.signal }).then(() => 'resolved', (e: Error) => e.name);
+    const badRubric = await client.judge({ name: 'bad', criteria: [] }, input.rollouts).then(() => 'resolved', (e: Error) => e.message);
+    const cleared = await client.configure({ remote: null });
+    const rulesOnly = await client.judge(input.rubric, input.rollouts);
+    return { configured, first, second, onPage, abort, badRubric, cleared, rulesOnly, state: await client.state() };
+  } finally {
+    client.terminate();
+  }
+}
