@@ -4,11 +4,11 @@
 // Sampling and Rubric Dropout draw from counter-based generators keyed by (seed, step), so
 // the RNG state is the seed and the step count.
 import type { GpuRuntime } from '../gpu/runtime';
-import { configFromHf, configToHf, type ModelConfig } from './config';
-import { ParameterStore } from './parameters';
-import { readSafetensors, writeSafetensors, type Tensor } from './safetensors';
-import { Transformer } from './transformer';
-import { fromHfTensors, toHfTensors } from './weights';
+import { configToHf, type ModelConfig } from './config';
+import { loadModel, type ModelFiles } from './load';
+import { writeSafetensors, type Tensor } from './safetensors';
+import type { Transformer } from './transformer';
+import { toHfTensors } from './weights';
 
 export interface TrainerState {
   /** Optimizer steps taken (Hugging Face's global_step). */
@@ -53,28 +53,29 @@ export interface LoadedCheckpoint {
 }
 
 export async function loadCheckpoint(rt: GpuRuntime, files: CheckpointFiles): Promise<LoadedCheckpoint> {
+  const state = parseTrainerState(files['trainer_state.json']);
+  const loaded = await loadModel(rt, checkpointModelFiles(files));
+  return { config: loaded.config, model: loaded.model, state };
+}
+
+/** The model files inside a checkpoint, weights and AdamW moments included. */
+export function checkpointModelFiles(files: CheckpointFiles): ModelFiles {
+  let config: Record<string, unknown>;
+  try {
+    config = JSON.parse(files['config.json']);
+  } catch (err) {
+    throw new Error(`config.json is not valid JSON (${(err as Error).message})`);
+  }
+  return { config, weights: files['model.safetensors'], optimizer: files['optimizer.safetensors'] };
+}
+
+export function parseTrainerState(text: string): TrainerState {
   let state: TrainerState;
   try {
-    state = JSON.parse(files['trainer_state.json']);
+    state = JSON.parse(text);
   } catch (err) {
     throw new Error(`trainer_state.json is not valid JSON (${(err as Error).message})`);
   }
   if (!Number.isInteger(state.global_step) || state.global_step < 0) throw new Error('trainer_state.json: global_step must be an integer >= 0');
-  const config = configFromHf(JSON.parse(files['config.json']));
-  const weights = readSafetensors(files['model.safetensors'], 'model.safetensors');
-  const params = ParameterStore.create(rt, config, fromHfTensors(config, weights.tensors));
-  if (files['optimizer.safetensors']) {
-    const moments = readSafetensors(files['optimizer.safetensors'], 'optimizer.safetensors').tensors;
-    for (const p of params.list) {
-      const m = moments.get(`exp_avg.${p.name}`);
-      const v = moments.get(`exp_avg_sq.${p.name}`);
-      if (!m || !v || m.data.length !== p.count || v.data.length !== p.count) {
-        params.destroy();
-        throw new Error(`optimizer.safetensors: missing or misshapen moments for ${p.name}`);
-      }
-      p.m = rt.upload(m.data, `${p.name}.exp_avg`);
-      p.v = rt.upload(v.data, `${p.name}.exp_avg_sq`);
-    }
-  }
-  return { config, model: new Transformer(rt, config, params), state };
+  return state;
 }

@@ -25,6 +25,8 @@ export interface ModelConfig {
   qkNorm: boolean;
   bosTokenId: number | null;
   eosTokenId: number | null;
+  /** config.json's "rubric_playground" block (byte tokenizer, prompt template), kept for saving. */
+  extras?: Record<string, unknown>;
 }
 
 export class ModelConfigError extends Error {
@@ -63,8 +65,11 @@ const LLAMA_FAMILY = ['llama', 'qwen2', 'qwen3', 'mistral', 'smollm'];
 /** Parses a Hugging Face config.json; unknown architectures and unsupported fields are named. */
 export function configFromHf(json: Json): ModelConfig {
   const modelType = String(json.model_type ?? '');
-  if (modelType === 'gpt2') return gpt2Config(json);
-  if (LLAMA_FAMILY.includes(modelType)) return llamaConfig(json, modelType);
+  const extras = json.rubric_playground;
+  const withExtras = (c: ModelConfig): ModelConfig =>
+    extras && typeof extras === 'object' && !Array.isArray(extras) ? { ...c, extras: extras as Record<string, unknown> } : c;
+  if (modelType === 'gpt2') return withExtras(gpt2Config(json));
+  if (LLAMA_FAMILY.includes(modelType)) return withExtras(llamaConfig(json, modelType));
   throw new ModelConfigError(
     `config.json: model_type "${modelType}" is not supported (supported: gpt2, ${LLAMA_FAMILY.join(', ')})`,
   );
@@ -143,6 +148,12 @@ function llamaConfig(json: Json, modelType: string): ModelConfig {
 
 /** The config.json a Hugging Face loader expects for `config` (used to save checkpoints). */
 export function configToHf(c: ModelConfig): Json {
+  const json = hfFields(c);
+  if (c.extras) json.rubric_playground = c.extras;
+  return json;
+}
+
+function hfFields(c: ModelConfig): Json {
   if (c.architecture === 'gpt2') {
     return {
       model_type: 'gpt2',

@@ -14,6 +14,8 @@ import { fromHfTensors } from './weights';
 export interface ModelFiles {
   config: Record<string, unknown>;
   weights: ArrayBuffer;
+  /** AdamW moments (optimizer.safetensors of a checkpoint), to resume training exactly. */
+  optimizer?: ArrayBuffer;
   tokenizerJson?: Record<string, unknown>;
   tokenizerConfig?: Record<string, unknown>;
 }
@@ -79,6 +81,14 @@ export async function loadModel(rt: GpuRuntime, files: ModelFiles): Promise<Load
   }
   const weights = readSafetensors(files.weights, 'model.safetensors');
   const params = ParameterStore.create(rt, config, fromHfTensors(config, weights.tensors));
+  if (files.optimizer) {
+    try {
+      params.loadMoments(readSafetensors(files.optimizer, 'optimizer.safetensors').tensors);
+    } catch (err) {
+      params.destroy();
+      throw err;
+    }
+  }
   return { config, model: new Transformer(rt, config, params), tokenizer, formatPrompt };
 }
 

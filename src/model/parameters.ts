@@ -73,6 +73,19 @@ export class ParameterStore {
     });
   }
 
+  /** Sets AdamW moments from tensors named exp_avg.<name> / exp_avg_sq.<name> (a checkpoint). */
+  loadMoments(moments: Map<string, Tensor>): void {
+    for (const p of this.list) {
+      const m = moments.get(`exp_avg.${p.name}`);
+      const v = moments.get(`exp_avg_sq.${p.name}`);
+      if (!m || !v || m.data.length !== p.count || v.data.length !== p.count) {
+        throw new Error(`optimizer.safetensors: missing or misshapen moments for ${p.name}`);
+      }
+      p.m = this.rt.upload(m.data, `${p.name}.exp_avg`);
+      p.v = this.rt.upload(v.data, `${p.name}.exp_avg_sq`);
+    }
+  }
+
   /** Reads values (or gradients) back in one submission, keyed by internal name. */
   async read(which: 'value' | 'grad' | 'm' | 'v' = 'value'): Promise<Map<string, Tensor>> {
     const rec = this.rt.recorder(`read ${which}`);

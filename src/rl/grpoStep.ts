@@ -40,6 +40,8 @@ export interface GrpoContext {
   formatPrompt: (text: string) => number[];
   rubric: Rubric;
   rubricVersion: string;
+  /** Scored on every rollout but never trained on: a clean judge to watch reward hacking. */
+  heldOut?: { rubric: Rubric; version: string } | null;
   modelJudge?: Judge;
   judgeCache?: JudgeCache;
   config: GrpoConfig;
@@ -66,6 +68,8 @@ export interface RolloutRecord {
 export interface StepMetrics {
   step: number;
   rewards: RewardMetrics;
+  /** The held-out rubric's view of the same rollouts (weighted mean), when the experiment has one. */
+  held_out: RewardMetrics | null;
   completions: CompletionMetrics;
   frac_reward_zero_std: number;
   loss: number;
@@ -144,6 +148,14 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   // 2. Judge every criterion of every rollout, then aggregate one reward per rollout.
   const tJudge = performance.now();
   const results = await judgeRollouts(ctx.rubric, ctx.rubricVersion, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal });
+  let heldOut: RewardMetrics | null = null;
+  if (ctx.heldOut) {
+    const h = ctx.heldOut;
+    const heldResults = await judgeRollouts(h.rubric, h.version, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal });
+    const heldScores = heldResults.map((r) => scoresOf(h.rubric, r));
+    const heldRewards = heldScores.flatMap((_, i) => (i % G === 0 ? aggregateGroup(h.rubric, heldScores.slice(i, i + G), { method: 'weighted_mean' }).rewards : []));
+    heldOut = rewardMetrics(h.rubric, heldScores, heldRewards, G, cfg.reward_aggregation.pass_threshold);
+  }
   const judgeSeconds = (performance.now() - tJudge) / 1000;
   const scores: Scores[] = results.map((r) => scoresOf(rubric, r));
   const keep: (readonly boolean[])[] = [];
@@ -297,6 +309,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const metrics: StepMetrics = {
     step,
     rewards: rewardMetrics(rubric, scores, rollouts.map((r) => r.reward), G, cfg.reward_aggregation.pass_threshold),
+    held_out: heldOut,
     completions: completionMetrics(gen.completions.map((c) => c.length), gen.truncated),
     frac_reward_zero_std: zeroStdGroups / prompts.length,
     loss: named.loss,

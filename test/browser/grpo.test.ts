@@ -39,6 +39,16 @@ describe('grpoStep', () => {
     expect(m.completions.max_length).toBeLessThanOrEqual(8);
     expect(m.frac_reward_zero_std).toBeGreaterThanOrEqual(0);
     expect(m.kl).toBeNull();
+    expect(m.held_out).toBeNull();
+  });
+
+  it('scores a held-out rubric on the same rollouts without training on it', async () => {
+    const heldOut = { name: 'clean', criteria: [{ id: 'has_z', text: 'Contains z', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['z'] } }] };
+    const r = await harness.runModule(CASES, 'steps', { options: BASE, steps: 1, heldOut });
+    const m = r.steps[0].metrics;
+    expect(Object.keys(m.held_out.criterion_pass_rate)).toEqual(['has_z']);
+    expect(m.held_out.reward).toBeGreaterThanOrEqual(0);
+    expect(Object.keys(m.rewards.criterion_pass_rate)).toEqual(['has_a', 'has_e', 'short']);
   });
 
   it('with beta > 0, num_iterations = 2 and GDPO: KL is reported, one submission per iteration', async () => {

@@ -39,8 +39,12 @@ export const LETTER_RUBRIC = {
   ],
 };
 
-export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; steps: number; stages?: boolean }) {
+export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; steps: number; stages?: boolean; heldOut?: unknown }) {
   const ctx = await context(rt, input.options, LETTER_RUBRIC);
+  if (input.heldOut) {
+    const rubric = parseRubric(input.heldOut);
+    ctx.heldOut = { rubric, version: await rubricVersion(rubric) };
+  }
   const seen: Stage[] = [];
   const out = [];
   for (let s = 0; s < input.steps; s++) {

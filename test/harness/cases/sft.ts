@@ -28,6 +28,7 @@ function tinyConfig(): ModelConfig {
     n_positions: 64,
     bos_token_id: tok.bosTokenId,
     eos_token_id: tok.eosTokenId,
+    rubric_playground: { tokenizer: 'byte', prompt_template: 'Instruction: {prompt}\nResponse: ' },
   });
 }
 
