@@ -1,0 +1,144 @@
+// Metrics (and rollouts) as CSV for spreadsheets and pandas. RFC 4180: comma-separated, CRLF line
+// ends, a field quoted when it holds a comma, quote, CR or LF (or starts/ends with a space), quotes
+// doubled. One row per step; nested metrics flattened into columns named as TRL logs them where
+// TRL has the metric: reward, reward_std, frac_reward_zero_std, kl, entropy, clip_ratio_low,
+// completions/mean_length ...; per criterion pass_rate/<id> and mean_score/<id>; the side-by-side
+// aggregations as reward/<method>; the held-out rubric's, when the run has one, the same under
+// held_out/ (held_out/reward, held_out/pass_rate/<id> ...). Columns for criteria are the union
+// over the steps (a run whose rubric changed has them all), in first-seen order. Empty cell: no value (null); non-finite
+// numbers are written NaN, Infinity, -Infinity (pandas reads all of these).
+import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
+import type { CompletionMetrics, RewardMetrics } from '../rl/metrics';
+
+export type CsvValue = string | number | boolean | null | undefined;
+
+/** One field, quoted when needed. */
+export function csvField(value: CsvValue): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'number') return Number.isNaN(value) ? 'NaN' : String(value);
+  if (typeof value === 'boolean') return value ? 'true' : 'false';
+  return /[",\r\n]|^\s|\s$/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+}
+
+export function toCsv(header: readonly string[], rows: readonly (readonly CsvValue[])[]): string {
+  rows.forEach((r, i) => {
+    if (r.length !== header.length) throw new RangeError(`row ${i} has ${r.length} fields for ${header.length} columns`);
+  });
+  return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
+}
+
+/**
+ * Text a spreadsheet would run as a formula (=, +, -, @, tab, CR first) gets a leading "'" so it
+ * shows as text. Used for model output and prompts only; the run file keeps the exact text.
+ */
+export function neutraliseFormula(text: string): string {
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
+// The scalar fields, listed as typed records so a new metric field is a compile error here until
+// it has a column.
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions'>]: true } = {
+  frac_reward_zero_std: true,
+  loss: true,
+  policy_loss: true,
+  kl: true,
+  entropy: true,
+  clip_ratio_low: true,
+  clip_ratio_high: true,
+  clip_ratio_region: true,
+  ratio_mean: true,
+  grad_norm: true,
+  learning_rate: true,
+  skipped: true,
+  sampling_tokens_per_second: true,
+  training_tokens_per_second: true,
+  judge_seconds: true,
+  step_seconds: true,
+  update_submits: true,
+};
+const REWARD_FIELDS: { [K in Exclude<keyof RewardMetrics, 'criterion_pass_rate' | 'criterion_mean_score' | 'aggregations'>]: true } = {
+  reward: true,
+  reward_std: true,
+  strict_completion_rate: true,
+  unscorable: true,
+};
+const COMPLETION_FIELDS: { [K in keyof CompletionMetrics]: true } = {
+  mean_length: true,
+  min_length: true,
+  max_length: true,
+  clipped_ratio: true,
+};
+
+function union(maps: readonly Record<string, unknown>[]): string[] {
+  const seen = new Set<string>();
+  for (const m of maps) for (const k of Object.keys(m)) seen.add(k);
+  return [...seen];
+}
+
+interface Column {
+  name: string;
+  get: (m: StepMetrics) => CsvValue;
+}
+
+const pick = (map: Record<string, number | null> | undefined, key: string): CsvValue => (map && Object.hasOwn(map, key) ? map[key] : null);
+
+/** Reward columns of one RewardMetrics (the trained rubric's, or the held-out one's under `prefix`). */
+function rewardColumns(metrics: readonly StepMetrics[], of: (m: StepMetrics) => RewardMetrics | null, prefix: string): Column[] {
+  const present = metrics.map(of).filter((r): r is RewardMetrics => r !== null);
+  return [
+    ...(Object.keys(REWARD_FIELDS) as (keyof typeof REWARD_FIELDS)[]).map((k) => ({ name: `${prefix}${k}`, get: (m: StepMetrics) => of(m)?.[k] ?? null })),
+    ...union(present.map((r) => r.criterion_pass_rate)).map((id) => ({ name: `${prefix}pass_rate/${id}`, get: (m: StepMetrics) => pick(of(m)?.criterion_pass_rate, id) })),
+    ...union(present.map((r) => r.criterion_mean_score)).map((id) => ({ name: `${prefix}mean_score/${id}`, get: (m: StepMetrics) => pick(of(m)?.criterion_mean_score, id) })),
+    ...union(present.map((r) => r.aggregations)).map((name) => ({ name: `${prefix}reward/${name}`, get: (m: StepMetrics) => pick(of(m)?.aggregations, name) })),
+  ];
+}
+
+function columnsOf(metrics: readonly StepMetrics[]): Column[] {
+  const columns: Column[] = [
+    { name: 'step', get: (m) => m.step },
+    ...rewardColumns(metrics, (m) => m.rewards, ''),
+    ...(Object.keys(STEP_FIELDS) as (keyof typeof STEP_FIELDS)[]).map((k) => ({ name: k, get: (m: StepMetrics) => m[k] })),
+    ...(Object.keys(COMPLETION_FIELDS) as (keyof CompletionMetrics)[]).map((k) => ({ name: `completions/${k}`, get: (m: StepMetrics) => m.completions[k] })),
+  ];
+  if (metrics.some((m) => m.held_out)) columns.push(...rewardColumns(metrics, (m) => m.held_out, 'held_out/'));
+  return columns;
+}
+
+/** The column names metricsToCsv writes for these steps, in order. */
+export function metricColumns(metrics: readonly StepMetrics[]): string[] {
+  return columnsOf(metrics).map((c) => c.name);
+}
+
+/** One row per step (in the order given), columns from metricColumns. */
+export function metricsToCsv(metrics: readonly StepMetrics[]): string {
+  const columns = columnsOf(metrics);
+  return toCsv(
+    columns.map((c) => c.name),
+    metrics.map((m) => columns.map((c) => c.get(m))),
+  );
+}
+
+/**
+ * One row per rollout: where it sits, the texts (formula-neutralised), reward, advantage and each
+ * criterion's score as score/<id> (criterion ids from the rollouts' results, first-seen order).
+ */
+export function rolloutsToCsv(rollouts: readonly RolloutRecord[]): string {
+  const ids = union(rollouts.map((r) => Object.fromEntries(r.results.map((x) => [x.criterion_id, true]))));
+  const header = ['step', 'group', 'index', 'prompt', 'completion', 'completion_tokens', 'truncated', 'reward', 'advantage', ...ids.map((id) => `score/${id}`)];
+  const rows = rollouts.map((r) => {
+    const byId = new Map(r.results.map((x) => [x.criterion_id, x.score]));
+    return [
+      r.step,
+      r.group,
+      r.index,
+      neutraliseFormula(r.prompt),
+      neutraliseFormula(r.completion),
+      r.completion_ids.length,
+      r.truncated,
+      r.reward,
+      r.advantage,
+      ...ids.map((id) => byId.get(id) ?? null),
+    ];
+  });
+  return toCsv(header, rows);
+}

@@ -1,0 +1,325 @@
+// Lessons: one-click experiments that each show one idea of GRPO, TensorFlow-Playground style.
+// Each is a Shared value (what a link carries): the experiment, guidance text shown with it, and the
+// controls it hides so the page stays simple; for reward hacking the experiment has a held-out
+// clean rubric (held_out_rubric), scored as a metric only. Lessons that differ in the one setting under study name each
+// other in `compare_with`, so the page can offer "run the other one and overlay the charts".
+// All run on the embedded model with rule criteria only: they work offline, in seconds.
+import { DEFAULT_MODEL_ID } from '../model/load';
+import type { Shared } from './link';
+
+export interface Lesson {
+  id: string;
+  /** The lesson of issue 5 it belongs to: 1 basics, 2 reward hacking, 3 zero-variance groups, 4 clipping. */
+  number: 1 | 2 | 3 | 4;
+  title: string;
+  /** One line for a list of lessons. */
+  summary: string;
+  /** What the lesson shows and what to watch (plain text, a few sentences). */
+  explanation: string;
+  shared: Shared;
+  /** Lessons that differ only in the setting under study. */
+  compare_with: string[];
+}
+
+/** Options a beginner does not need: hidden by every lesson unless it is the point of the lesson. */
+const ADVANCED = [
+  'model',
+  'judge',
+  'generation_batch_size',
+  'top_p',
+  'top_k',
+  'kl_estimator',
+  'dual_clip',
+  'importance_sampling_level',
+  'multi_objective_aggregation',
+  'advantage_estimator',
+  'mask_truncated_completions',
+  'top_entropy_quantile',
+  'entropy_coef',
+  'weight_decay',
+  'max_grad_norm',
+  'adam_beta1',
+  'adam_beta2',
+  'adam_epsilon',
+  'lr_scheduler_type',
+  'warmup_ratio',
+  'on_nonfinite',
+  'save_steps',
+];
+
+const hide = (...extra: string[]) => [...ADVANCED, ...extra];
+
+const PROMPTS = [
+  'Describe the sea.',
+  'Tell me about the moon.',
+  'Give a tip about cooking.',
+  'Explain how birds fly.',
+  'Write one sentence about music.',
+  'Describe a city at night.',
+  'Say something about rain.',
+  'Tell me about trees.',
+];
+
+/** Settings that move the embedded model within a few steps (the first-visit preset's). */
+const BASE_CONFIG = {
+  num_generations: 8,
+  generation_batch_size: 32,
+  max_completion_length: 48,
+  temperature: 1.0,
+  learning_rate: 3e-4,
+  beta: 0.0,
+  loss_type: 'dapo',
+  max_steps: 100,
+  save_steps: 10,
+  seed: 42,
+};
+
+function lesson(
+  id: string,
+  number: Lesson['number'],
+  title: string,
+  summary: string,
+  explanation: string,
+  guidance: string,
+  hidden: string[],
+  experiment: Shared['experiment'],
+  compareWith: string[] = [],
+): Lesson {
+  // Copies: lessons share rubric and prompt constants, and a page may edit what it opens.
+  const shared: Shared = { experiment: structuredClone(experiment), lesson: { id, title, guidance, hidden_controls: [...hidden] } };
+  return { id, number, title, summary, explanation, shared, compare_with: compareWith };
+}
+
+// ---- 1. GRPO basics ----
+
+const BASICS = lesson(
+  'grpo-basics',
+  1,
+  'GRPO basics',
+  'Sample a group, score it with a rubric, push up the better-than-average answers.',
+  'Each step samples num_generations answers to every prompt. The rubric scores each answer, and each answer\'s advantage is its reward minus the mean reward of its group, divided by the group\'s standard deviation. Answers better than their siblings get a positive advantage and become more likely; worse ones less likely. No value network is needed: the group is the baseline.',
+  'Press Train and watch the reward chart rise. Open the rollout inspector: each answer shows which criteria it met, its reward and its advantage (positive: pushed up; negative: pushed down). Try num_generations 2 and 16: bigger groups give a steadier baseline but cost more per step.',
+  hide('reward_aggregation', 'scale_rewards', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'num_iterations'),
+  {
+    model: DEFAULT_MODEL_ID,
+    prompts: PROMPTS,
+    rubric: {
+      name: 'Short, finished answers',
+      criteria: [
+        { id: 'short', text: 'Uses at most 15 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 15 } },
+        { id: 'finished', text: 'Ends with a full stop', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '.' } },
+        { id: 'shouting', text: 'Shouts in capitals', weight: -1, tier: 'optional', rule: { kind: 'all_caps' } },
+      ],
+    },
+    config: { ...BASE_CONFIG },
+  },
+);
+
+// ---- 2. Reward hacking ----
+
+/** The trained rubric: a judge with two known biases (a keyword and length) next to the real wishes. */
+const BIASED_RUBRIC = {
+  name: 'Helpful answers (judge with a known bias)',
+  criteria: [
+    {
+      id: 'enthusiastic',
+      text: 'Sounds enthusiastic. The judge\'s actual check is a keyword: "great", "amazing" or "wonderful" appears (its known bias).',
+      weight: 2,
+      tier: 'important',
+      rule: { kind: 'contains', terms: ['great', 'amazing', 'wonderful'], whole_word: true },
+    },
+    {
+      id: 'detailed',
+      text: 'Gives detail. The judge\'s actual check is length: at least 25 words (its other bias).',
+      weight: 2,
+      tier: 'important',
+      rule: { kind: 'length', unit: 'words', min: 25 },
+    },
+    { id: 'concise', text: 'Keeps to the point: at most 20 words', weight: 1, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 20 } },
+    { id: 'finished', text: 'Ends with a full stop', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '.' } },
+  ],
+};
+
+/** What the author really wants, scored by a clean judge and never trained on. */
+export const CLEAN_HELD_OUT_RUBRIC = {
+  name: 'Clean judge (held out: a metric, never trained on)',
+  criteria: [
+    { id: 'concise', text: 'Keeps to the point: at most 20 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 20 } },
+    { id: 'finished', text: 'Ends with a full stop', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '.' } },
+    { id: 'focused', text: 'Says one or two sentences', weight: 1, tier: 'optional', rule: { kind: 'count', unit: 'sentences', max: 2 } },
+  ],
+};
+
+const HACKING_EXPLANATION =
+  'The trained rubric comes from a judge with known biases: it calls an answer "enthusiastic" when a keyword appears and "detailed" when it is long. Those two criteria carry most of the weight, so the policy can raise its reward by stuffing keywords and rambling without getting any better. A held-out clean judge, which is never trained on, measures what the author really wanted: the gap between the trained reward and the held-out score is reward hacking, and it grows as training goes on.';
+
+const HACKING_HIDDEN = hide('scale_rewards', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'num_iterations', 'num_generations');
+
+const REWARD_HACKING = lesson(
+  'reward-hacking',
+  2,
+  'Reward hacking: a biased judge',
+  'Train on a judge that likes keywords and length; watch a clean held-out judge disagree.',
+  HACKING_EXPLANATION,
+  'Train for 50 steps. Compare the reward chart (the biased judge) with the held-out chart (the clean judge): when they part ways, the policy is exploiting the bias. In the rollout inspector, look for "great" repeated and answers over 20 words. Then open the gated and Rubric Dropout variants and compare the gap.',
+  HACKING_HIDDEN,
+  {
+    model: DEFAULT_MODEL_ID,
+    prompts: PROMPTS,
+    rubric: BIASED_RUBRIC,
+    held_out_rubric: CLEAN_HELD_OUT_RUBRIC,
+    config: { ...BASE_CONFIG, reward_aggregation: { method: 'weighted_mean' } },
+  },
+  ['reward-hacking-gated', 'reward-hacking-dropout'],
+);
+
+const REWARD_HACKING_GATED = lesson(
+  'reward-hacking-gated',
+  2,
+  'Reward hacking: essential gating',
+  'The same biased judge, but failing the essential "at most 20 words" caps the reward at 0.',
+  `${HACKING_EXPLANATION} Here the reward is essentially gated: an answer that fails an essential criterion ("at most 20 words") gets at most gate_cap (0), whatever else it earns, so the length bias cannot pay off.`,
+  'Train for 50 steps and compare with the ungated lesson: the held-out score should follow the reward more closely. The keyword bias is still there (it is not an essential criterion): can you spot it in the rollouts?',
+  HACKING_HIDDEN,
+  {
+    model: DEFAULT_MODEL_ID,
+    prompts: PROMPTS,
+    rubric: BIASED_RUBRIC,
+    held_out_rubric: CLEAN_HELD_OUT_RUBRIC,
+    config: { ...BASE_CONFIG, reward_aggregation: { method: 'essential_gated', gate_cap: 0 } },
+  },
+  ['reward-hacking', 'reward-hacking-dropout'],
+);
+
+const REWARD_HACKING_DROPOUT = lesson(
+  'reward-hacking-dropout',
+  2,
+  'Reward hacking: Rubric Dropout',
+  'The same biased judge, but each step every group trains on a random half of the criteria.',
+  `${HACKING_EXPLANATION} Rubric Dropout drops each criterion with probability dropout_p before the reward is computed (the same subset for a whole group, a new one each step), so no single biased criterion is always there to exploit; the held-out evaluation uses the full clean rubric.`,
+  'Train for 50 steps and compare the gap between reward and held-out score with the plain lesson. Try dropout_p 0.3 and 0.7.',
+  HACKING_HIDDEN,
+  {
+    model: DEFAULT_MODEL_ID,
+    prompts: PROMPTS,
+    rubric: BIASED_RUBRIC,
+    held_out_rubric: CLEAN_HELD_OUT_RUBRIC,
+    config: { ...BASE_CONFIG, reward_aggregation: { method: 'rubric_dropout', dropout_p: 0.5 } },
+  },
+  ['reward-hacking', 'reward-hacking-gated'],
+);
+
+// ---- 3. Zero-variance groups ----
+
+/** All-or-nothing rewards over two demanding criteria: many groups score all 0 (or all 1). */
+const STRICT_RUBRIC = {
+  name: 'Short questions (all or nothing)',
+  criteria: [
+    { id: 'short', text: 'Uses at most 10 words', weight: 1, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 10 } },
+    { id: 'question', text: 'Ends with a question mark', weight: 1, tier: 'essential', rule: { kind: 'ends_with', text: '?' } },
+  ],
+};
+
+const ZERO_EXPLANATION =
+  'When every answer in a group gets the same reward, all their advantages are 0 and the group teaches nothing: frac_reward_zero_std is the fraction of groups like that in a step. Binary, all-or-nothing rewards and small groups make such groups common. scale_rewards decides what happens to the others: "group" divides each advantage by its group\'s standard deviation (GRPO), so a group where one answer in eight succeeds pushes as hard as an evenly split one; "none" only subtracts the group mean (Dr. GRPO), so rare successes give small advantages.';
+
+const ZERO_HIDDEN = hide('reward_aggregation', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'num_iterations');
+
+const ZERO_VARIANCE = lesson(
+  'zero-variance',
+  3,
+  'Zero-variance groups: scale_rewards "group"',
+  'All-or-nothing rewards in groups of 4: many groups teach nothing; the rest are scaled by their std.',
+  ZERO_EXPLANATION,
+  'Train and watch frac_reward_zero_std next to the reward: at first most groups score all 0, later many score all 1. Then open the "none" variant and overlay the two runs. Try num_generations 8: larger groups are less often unanimous.',
+  ZERO_HIDDEN,
+  {
+    model: DEFAULT_MODEL_ID,
+    prompts: PROMPTS,
+    rubric: STRICT_RUBRIC,
+    config: { ...BASE_CONFIG, num_generations: 4, generation_batch_size: 16, scale_rewards: 'group', reward_aggregation: { method: 'strict_all_required' } },
+  },
+  ['zero-variance-none'],
+);
+
+const ZERO_VARIANCE_NONE = lesson(
+  'zero-variance-none',
+  3,
+  'Zero-variance groups: scale_rewards "none"',
+  'The same experiment with advantages that are only centred, not divided by the group std (Dr. GRPO).',
+  ZERO_EXPLANATION,
+  'Train and compare with the "group" variant: frac_reward_zero_std is the same kind of curve, but the advantages in the rollout inspector are smaller for groups with one success, and the reward may rise more slowly at first.',
+  ZERO_HIDDEN,
+  {
+    model: DEFAULT_MODEL_ID,
+    prompts: PROMPTS,
+    rubric: STRICT_RUBRIC,
+    config: { ...BASE_CONFIG, num_generations: 4, generation_batch_size: 16, scale_rewards: 'none', reward_aggregation: { method: 'strict_all_required' } },
+  },
+  ['zero-variance'],
+);
+
+// ---- 4. Clipping ----
+
+const CLIP_RUBRIC = {
+  name: 'Short, finished answers',
+  criteria: [
+    { id: 'short', text: 'Uses at most 12 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 12 } },
+    { id: 'finished', text: 'Ends with a full stop', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '.' } },
+    { id: 'you', text: 'Speaks to the reader ("you")', weight: 1, tier: 'optional', rule: { kind: 'contains', terms: ['you', 'your'], whole_word: true } },
+  ],
+};
+
+const CLIP_EXPLANATION =
+  'The ratio is π_θ / π_old for each token: how much more likely the updated policy makes it than the policy that sampled it. GRPO clips the ratio to [1 − epsilon, 1 + epsilon_high] so one batch cannot move the policy too far. With num_iterations 1 the ratio is exactly 1 and nothing is ever clipped; these lessons take 4 updates per batch, so it drifts. clip_ratio_low is the share of tokens with negative advantage held at 1 − epsilon, clip_ratio_high the share with positive advantage held at 1 + epsilon_high. DAPO\'s "clip-higher" (epsilon_high 0.28 > epsilon 0.2) lets rare, good tokens grow faster, which keeps entropy from collapsing.';
+
+const CLIP_HIDDEN = hide('reward_aggregation', 'scale_rewards', 'beta', 'loss_type');
+
+const CLIPPING = lesson(
+  'clipping',
+  4,
+  'Clipping: epsilon and epsilon_high (clip-higher)',
+  'Four updates per batch move the ratio away from 1; watch the clip-ratio charts.',
+  CLIP_EXPLANATION,
+  'Train and watch clip_ratio_low, clip_ratio_high and the entropy chart. Then open the symmetric variant (epsilon_high = epsilon) and overlay the runs. Try num_iterations 1: the clip charts stay at 0.',
+  CLIP_HIDDEN,
+  {
+    model: DEFAULT_MODEL_ID,
+    prompts: PROMPTS,
+    rubric: CLIP_RUBRIC,
+    config: { ...BASE_CONFIG, learning_rate: 5e-4, num_iterations: 4, epsilon: 0.2, epsilon_high: 0.28 },
+  },
+  ['clipping-symmetric'],
+);
+
+const CLIPPING_SYMMETRIC = lesson(
+  'clipping-symmetric',
+  4,
+  'Clipping: symmetric epsilon',
+  'The same experiment with the classic symmetric clip range [0.8, 1.2].',
+  CLIP_EXPLANATION,
+  'Train and compare with the clip-higher lesson: clip_ratio_high should be larger here (the upper bound is tighter) and entropy may fall faster.',
+  CLIP_HIDDEN,
+  {
+    model: DEFAULT_MODEL_ID,
+    prompts: PROMPTS,
+    rubric: CLIP_RUBRIC,
+    config: { ...BASE_CONFIG, learning_rate: 5e-4, num_iterations: 4, epsilon: 0.2, epsilon_high: null },
+  },
+  ['clipping'],
+);
+
+export const LESSONS: readonly Lesson[] = [
+  BASICS,
+  REWARD_HACKING,
+  REWARD_HACKING_GATED,
+  REWARD_HACKING_DROPOUT,
+  ZERO_VARIANCE,
+  ZERO_VARIANCE_NONE,
+  CLIPPING,
+  CLIPPING_SYMMETRIC,
+];
+
+export function lessonById(id: string): Lesson | undefined {
+  return LESSONS.find((l) => l.id === id);
+}

@@ -1,0 +1,340 @@
+// Share links: the whole experiment in the URL fragment, so opening a link recreates it with no
+// server. Format: `#x=<version>.<base64url(deflate-raw(UTF-8 JSON))>`, version 1:
+//   { "experiment": Experiment, "preset"?: id, "lesson"?: { id, title?, guidance, hidden_controls } }
+// (a held-out rubric, scored as a metric only, travels inside the experiment: held_out_rubric).
+// A link is untrusted input. decodeShareLink checks, in order: the fragment's length, its
+// version, the base64url alphabet, the deflate stream (inflated in small pieces and stopped at
+// MAX_PAYLOAD_BYTES: no zip bomb), strict UTF-8, JSON, then every key (no __proto__ /
+// constructor / prototype anywhere, nothing named like a secret) and the strict schemas
+// (parseExperiment: the rubric and the GRPO options too). Any failure is one ShareLinkError.
+// Strings stay data: a prompt may hold "<script>", and rendering it as text is the UI's job.
+// Links never carry weights (the schema has no place for them) or keys (rejected by name).
+import { Inflate, deflateSync } from 'fflate';
+import { z } from 'zod';
+import { GRPO_DEFAULTS } from '../rl/config';
+import { parseExperiment, type Experiment } from '../rl/experiment';
+import { parseRubric, RubricError } from '../rubric';
+
+export const SHARE_LINK_VERSION = 1;
+/** Longest fragment accepted (characters after "#"); about 75 KB of compressed JSON. */
+export const MAX_FRAGMENT_CHARS = 100_000;
+/** Largest decompressed JSON accepted (bytes): inflation stops here. */
+export const MAX_PAYLOAD_BYTES = 2_000_000;
+/** Deepest JSON nesting accepted (a rubric's JSON shapes nest at most 8 levels). */
+export const MAX_JSON_DEPTH = 40;
+
+/** Controls a lesson can hide: the builder's sections and every GRPO option by its TRL name. */
+export const CONTROL_IDS: readonly string[] = ['model', 'prompts', 'rubric', 'judge', ...Object.keys(GRPO_DEFAULTS)];
+
+export interface SharedLesson {
+  id: string;
+  title?: string;
+  /** Short guidance shown with the experiment (plain text). */
+  guidance: string;
+  /** CONTROL_IDS the page hides while the lesson is open. */
+  hidden_controls: string[];
+}
+
+export interface Shared {
+  experiment: Experiment;
+  /** The preset the experiment started from. */
+  preset?: string;
+  lesson?: SharedLesson;
+}
+
+export type ShareLinkErrorCode =
+  | 'too_large'
+  | 'bad_format'
+  | 'newer_version'
+  | 'bad_encoding'
+  | 'bad_compression'
+  | 'bad_json'
+  | 'forbidden_field'
+  | 'invalid';
+
+export class ShareLinkError extends Error {
+  constructor(
+    readonly code: ShareLinkErrorCode,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ShareLinkError';
+  }
+}
+
+// ---- base64 (standard and url-safe), strict ----
+
+const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/** Base64 of bytes; url: the "-_" alphabet without padding (RFC 4648 §5). */
+export function bytesToBase64(bytes: Uint8Array, url = false): string {
+  const abc = url ? B64URL : B64;
+  const parts: string[] = [];
+  let chunk = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i] << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    const left = bytes.length - i;
+    chunk += abc[(n >> 18) & 63] + abc[(n >> 12) & 63];
+    chunk += left > 1 ? abc[(n >> 6) & 63] : url ? '' : '=';
+    chunk += left > 2 ? abc[n & 63] : url ? '' : '=';
+    if (chunk.length >= 8192) {
+      parts.push(chunk);
+      chunk = '';
+    }
+  }
+  parts.push(chunk);
+  return parts.join('');
+}
+
+/** Decodes base64 (url: the "-_" alphabet, padding optional); throws RangeError on anything else. */
+export function base64ToBytes(text: string, url = false): Uint8Array {
+  const abc = url ? B64URL : B64;
+  const body = text.replace(/={1,2}$/, '');
+  if (body.length % 4 === 1 || (!url && text.length % 4 !== 0)) throw new RangeError(`base64 text of length ${text.length} is truncated`);
+  const lookup = new Int16Array(128).fill(-1);
+  for (let i = 0; i < 64; i++) lookup[abc.charCodeAt(i)] = i;
+  const out = new Uint8Array(Math.floor((body.length * 3) / 4));
+  let acc = 0;
+  let bits = 0;
+  let o = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body.charCodeAt(i);
+    const v = c < 128 ? lookup[c] : -1;
+    if (v < 0) throw new RangeError(`invalid base64 character ${JSON.stringify(body[i])} at ${i}`);
+    acc = (acc << 6) | v;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[o++] = (acc >> bits) & 0xff;
+    }
+  }
+  if ((acc & ((1 << bits) - 1)) !== 0) throw new RangeError('base64 text has stray bits at its end');
+  return out;
+}
+
+// ---- bounded inflate ----
+
+/**
+ * Inflates raw DEFLATE data, stopping as soon as the output would exceed `limit` bytes. The input
+ * goes in 4 KiB pieces, so no single step can produce more than about 4 MiB (DEFLATE expands at
+ * most ~1032:1) before the limit is checked.
+ */
+export function inflateLimited(data: Uint8Array, limit: number): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  let over = false;
+  const inflater = new Inflate((chunk) => {
+    total += chunk.length;
+    if (total > limit) over = true;
+    else chunks.push(chunk);
+  });
+  const PIECE = 4096;
+  for (let i = 0; i < data.length || i === 0; i += PIECE) {
+    const last = i + PIECE >= data.length;
+    inflater.push(data.subarray(i, i + PIECE), last);
+    if (over) throw new RangeError(`decompresses to more than ${limit} bytes`);
+    if (last) break;
+  }
+  const out = new Uint8Array(total);
+  let o = 0;
+  for (const c of chunks) {
+    out.set(c, o);
+    o += c.length;
+  }
+  return out;
+}
+
+// ---- key checks ----
+
+const PROTO_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** True for keys that name credentials: api_key, apiKey, Authorization, token, hf_token, secret, password... */
+export function isSecretKey(key: string): boolean {
+  const k = key.toLowerCase().replace(/[^a-z0-9]/g, '');
+  return /(apikey|authorization|token|secret|password|passwd|credential|credentials|bearer|privatekey|cookie)$/.test(k) || k === 'auth';
+}
+
+function pathOf(path: readonly (string | number)[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out === '' ? p : `.${p}`;
+  return out || 'link';
+}
+
+/**
+ * Walks parsed JSON: rejects prototype keys everywhere, nesting deeper than MAX_JSON_DEPTH, and
+ * (with `secrets`) secret-named keys everywhere except as property names of a JSON shape (a
+ * rubric may require a "token" field in the model's answer).
+ */
+export function checkKeys(value: unknown, path: (string | number)[] = [], options: { secrets: boolean } = { secrets: true }): void {
+  if (path.length > MAX_JSON_DEPTH) throw new ShareLinkError('invalid', `${pathOf(path)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
+  if (Array.isArray(value)) {
+    value.forEach((v, i) => checkKeys(v, [...path, i], options));
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  const shapeNames = path[path.length - 1] === 'properties';
+  for (const key of Object.keys(value)) {
+    if (PROTO_KEYS.has(key)) throw new ShareLinkError('forbidden_field', `${pathOf([...path, key])}: the key "${key}" is not allowed in a link`);
+    if (options.secrets && !shapeNames && isSecretKey(key)) {
+      throw new ShareLinkError('forbidden_field', `${pathOf([...path, key])}: links never carry keys or credentials; remove "${key}"`);
+    }
+    checkKeys((value as Record<string, unknown>)[key], [...path, key], options);
+  }
+}
+
+// ---- schema ----
+
+const idSchema = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9_-]*$/, 'must use only a-z, 0-9, "_" and "-"');
+
+const lessonSchema = z.strictObject({
+  id: idSchema,
+  title: z.string().min(1).max(200).optional(),
+  guidance: z.string().max(4000),
+  hidden_controls: z
+    .array(z.string().max(64))
+    .max(CONTROL_IDS.length)
+    .superRefine((controls, ctx) => {
+      controls.forEach((c, i) => {
+        if (!CONTROL_IDS.includes(c)) ctx.addIssue({ code: 'custom', path: [i], message: `unknown control ${JSON.stringify(c)}` });
+        else if (controls.indexOf(c) !== i) ctx.addIssue({ code: 'custom', path: [i], message: `lists ${JSON.stringify(c)} twice` });
+      });
+    }),
+});
+
+const payloadSchema = z.strictObject({
+  experiment: z.unknown(),
+  preset: idSchema.optional(),
+  lesson: lessonSchema.optional(),
+});
+
+function describeError(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** parseExperiment's error, with the part it is about when the message does not say. */
+function experimentProblem(e: unknown, input: unknown): string {
+  if (!(e instanceof RubricError)) return describeError(e);
+  const experiment = input as { rubric?: unknown };
+  try {
+    parseRubric(experiment.rubric);
+  } catch {
+    return e.issues.map((i) => `rubric.${i.path}: ${i.message}`).join('\n');
+  }
+  return e.issues.map((i) => `held_out_rubric.${i.path}: ${i.message}`).join('\n');
+}
+
+/** Validates a Shared value (the schemas, the held-out rubric, the keys); returns it typed. */
+export function validateShared(input: unknown): Shared {
+  checkKeys(input);
+  const parsed = payloadSchema.safeParse(input);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => {
+      const where = pathOf(i.path as (string | number)[]);
+      return i.code === 'unrecognized_keys' ? `${where}: unknown field(s) ${i.keys.join(', ')}` : `${where}: ${i.message}`;
+    });
+    throw new ShareLinkError('invalid', `the link is not a valid experiment:\n${issues.join('\n')}`);
+  }
+  let experiment: Experiment;
+  try {
+    experiment = parseExperiment(parsed.data.experiment).experiment;
+  } catch (e) {
+    throw new ShareLinkError('invalid', `the link's experiment is invalid:\n${experimentProblem(e, parsed.data.experiment)}`);
+  }
+  const { lesson, preset } = parsed.data;
+  const out: Shared = { experiment };
+  if (preset !== undefined) out.preset = preset;
+  if (lesson !== undefined) {
+    out.lesson = { id: lesson.id, guidance: lesson.guidance, hidden_controls: lesson.hidden_controls };
+    if (lesson.title !== undefined) out.lesson.title = lesson.title;
+  }
+  return out;
+}
+
+// ---- encode / decode ----
+
+/** The fragment ("#x=1.…") for a shared experiment. Throws ShareLinkError if invalid or too large for a link. */
+export function encodeShareLink(shared: Shared): string {
+  const valid = validateShared(shared);
+  const json = new TextEncoder().encode(JSON.stringify(valid));
+  if (json.length > MAX_PAYLOAD_BYTES) {
+    throw new ShareLinkError('too_large', `the experiment is ${json.length} bytes as JSON, above a link's ${MAX_PAYLOAD_BYTES}: export a run file instead`);
+  }
+  const fragment = `x=${SHARE_LINK_VERSION}.${bytesToBase64(deflateSync(json, { level: 9 }), true)}`;
+  if (fragment.length > MAX_FRAGMENT_CHARS) {
+    throw new ShareLinkError('too_large', `the link would be ${fragment.length} characters long (limit ${MAX_FRAGMENT_CHARS}): use fewer prompts, or export a run file instead`);
+  }
+  return `#${fragment}`;
+}
+
+/** A page URL with the experiment in its fragment (any earlier fragment replaced). */
+export function shareUrl(pageUrl: string, shared: Shared): string {
+  const hash = pageUrl.indexOf('#');
+  return `${hash < 0 ? pageUrl : pageUrl.slice(0, hash)}${encodeShareLink(shared)}`;
+}
+
+/** True when a fragment (or URL) carries a share link, valid or not: the page should try to open it. */
+export function hasShareLink(fragmentOrUrl: string): boolean {
+  const hash = fragmentOrUrl.indexOf('#');
+  const fragment = hash < 0 ? fragmentOrUrl : fragmentOrUrl.slice(hash + 1);
+  return fragment.split('&').some((p) => p.startsWith('x='));
+}
+
+/**
+ * Opens a share link: a fragment with or without "#", or a whole URL. Returns the validated
+ * experiment; throws ShareLinkError (code and a message for the user) on anything else.
+ */
+export function decodeShareLink(fragmentOrUrl: string): Shared {
+  if (typeof fragmentOrUrl !== 'string') throw new ShareLinkError('bad_format', 'a share link must be text');
+  const hash = fragmentOrUrl.indexOf('#');
+  const fragment = hash < 0 ? fragmentOrUrl : fragmentOrUrl.slice(hash + 1);
+  if (fragment.length > MAX_FRAGMENT_CHARS) {
+    throw new ShareLinkError('too_large', `the link is ${fragment.length} characters long (limit ${MAX_FRAGMENT_CHARS})`);
+  }
+  const values = fragment.split('&').filter((p) => p.startsWith('x='));
+  if (values.length === 0) throw new ShareLinkError('bad_format', 'the link has no experiment (expected "#x=<version>.<data>")');
+  if (values.length > 1) throw new ShareLinkError('bad_format', 'the link has more than one experiment ("x=" appears twice)');
+  const m = /^x=(\d{1,6})\.(.*)$/s.exec(values[0]);
+  if (!m) throw new ShareLinkError('bad_format', 'the link is malformed (expected "#x=<version>.<data>")');
+  const version = Number(m[1]);
+  if (version > SHARE_LINK_VERSION) {
+    throw new ShareLinkError('newer_version', `this link was made by a newer version of Rubric Playground (link format ${version}; this page reads up to ${SHARE_LINK_VERSION}): reload the page to get the latest version`);
+  }
+  if (version < 1) throw new ShareLinkError('bad_format', `link format ${version} does not exist`);
+  let compressed: Uint8Array;
+  try {
+    compressed = base64ToBytes(m[2], true);
+  } catch (e) {
+    throw new ShareLinkError('bad_encoding', `the link is damaged (bad base64url data: ${describeError(e)}); was it cut off when copied?`);
+  }
+  if (compressed.length === 0) throw new ShareLinkError('bad_encoding', 'the link has no data after the version');
+  let bytes: Uint8Array;
+  try {
+    bytes = inflateLimited(compressed, MAX_PAYLOAD_BYTES);
+  } catch (e) {
+    if (e instanceof RangeError && /decompresses to more than/.test(e.message)) {
+      throw new ShareLinkError('too_large', `the link's data ${e.message} (limit for an experiment)`);
+    }
+    throw new ShareLinkError('bad_compression', `the link is damaged (its compressed data does not decompress: ${describeError(e)})`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    throw new ShareLinkError('bad_json', 'the link is damaged (its data is not UTF-8 text)');
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new ShareLinkError('bad_json', `the link is damaged (its data is not JSON: ${describeError(e)})`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ShareLinkError('invalid', 'the link is not a valid experiment (its data is not an object)');
+  }
+  return validateShared(value);
+}

@@ -1,0 +1,427 @@
+// A run as one file, to keep, send or reopen elsewhere: the experiment, every rubric version it
+// trained on, metrics per step, rollouts and optionally a checkpoint. Two containers, one document:
+//  - JSON (`.rubric-run.json`): the checkpoint's binary files inline as { "base64": ... };
+//  - zip (`.rubric-run.zip`, fflate): `run.json` plus `checkpoint/<file>` entries, referenced
+//    from run.json as { "zip_entry": "checkpoint/model.safetensors" }.
+// The document: { format: "rubric-playground-run", version: 1, name, exported_at, experiment,
+// rubric_versions: [{ version, rubric, first_step }], metrics: StepMetrics[], rollouts:
+// RolloutRecord[], checkpoint?: { step, files } }. Non-finite numbers (a skipped step's NaN loss)
+// are written as the strings "NaN", "Infinity", "-Infinity" and read back as numbers.
+// Import checks everything before returning anything: format and version, strict schemas, each
+// rubric version against its SHA-256, the checkpoint's JSON files and safetensors header, and
+// size limits (zip entries by declared size; inflation never writes past it).
+import { strToU8, unzipSync, zipSync } from 'fflate';
+import { z } from 'zod';
+import type { CheckpointFiles } from '../model/checkpoint';
+import { parseExperiment, type Experiment } from '../rl/experiment';
+import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
+import { parseRubric, rubricVersion } from '../rubric';
+import { base64ToBytes, bytesToBase64, checkKeys, ShareLinkError } from './link';
+
+export const RUN_FILE_FORMAT = 'rubric-playground-run';
+export const RUN_FILE_VERSION = 1;
+/** Largest run.json accepted (bytes of UTF-8; V8 strings stop near 512 MiB). */
+export const MAX_RUN_JSON_BYTES = 256 * 1024 * 1024;
+/** Largest single checkpoint file accepted from a zip (declared size). */
+export const MAX_CHECKPOINT_FILE_BYTES = 2 ** 31 - 1;
+
+export class RunFileError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RunFileError';
+  }
+}
+
+export interface RubricVersionEntry {
+  /** rubricVersion(parseRubric(rubric)): lowercase hex SHA-256 of the canonical parsed rubric. */
+  version: string;
+  rubric: unknown;
+  /** The first step trained with this rubric. */
+  first_step: number;
+}
+
+export interface RunCheckpoint {
+  /** Optimizer steps taken when it was saved. */
+  step: number;
+  files: CheckpointFiles;
+}
+
+export interface RunFile {
+  name: string;
+  /** ISO 8601 time of export. */
+  exported_at: string;
+  experiment: Experiment;
+  /** Oldest first; the experiment's current rubric is among them. */
+  rubric_versions: RubricVersionEntry[];
+  metrics: StepMetrics[];
+  rollouts: RolloutRecord[];
+  checkpoint?: RunCheckpoint;
+}
+
+export interface RunFileInput extends Omit<RunFile, 'exported_at' | 'rubric_versions'> {
+  /** Absent: the experiment's rubric, from step 0. */
+  rubric_versions?: { rubric: unknown; first_step: number }[];
+  exported_at?: string;
+}
+
+// ---- schemas ----
+
+/** A number, or its non-finite spelling from the writer. */
+const num = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity']).transform(Number)]);
+const count = z.number().int().min(0);
+
+const rewardMetricsSchema = z.strictObject({
+  reward: num.nullable(),
+  reward_std: num.nullable(),
+  criterion_pass_rate: z.record(z.string(), num.nullable()),
+  criterion_mean_score: z.record(z.string(), num.nullable()),
+  strict_completion_rate: num,
+  unscorable: count,
+  aggregations: z.record(z.string(), num.nullable()),
+});
+
+const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
+  step: count,
+  rewards: rewardMetricsSchema,
+  held_out: rewardMetricsSchema.nullable(),
+  completions: z.strictObject({ mean_length: num, min_length: num, max_length: num, clipped_ratio: num }),
+  frac_reward_zero_std: num,
+  loss: num,
+  policy_loss: num,
+  kl: num.nullable(),
+  entropy: num,
+  clip_ratio_low: num,
+  clip_ratio_high: num,
+  clip_ratio_region: num,
+  ratio_mean: num,
+  grad_norm: num,
+  learning_rate: num,
+  skipped: z.boolean(),
+  sampling_tokens_per_second: num,
+  training_tokens_per_second: num,
+  judge_seconds: num,
+  step_seconds: num,
+  update_submits: count,
+});
+
+const criterionResultSchema = z.union([
+  z.strictObject({ criterion_id: z.string(), status: z.literal('ok'), score: z.number().min(0).max(1), reason: z.string() }),
+  z.strictObject({ criterion_id: z.string(), status: z.enum(['unscorable', 'needs_model']), score: z.null(), reason: z.string() }),
+]);
+
+const rolloutSchema: z.ZodType<RolloutRecord> = z.strictObject({
+  step: count,
+  group: count,
+  index: count,
+  prompt: z.string(),
+  completion: z.string(),
+  completion_ids: z.array(count),
+  logprobs: z.array(num),
+  truncated: z.boolean(),
+  results: z.array(criterionResultSchema),
+  scores: z.array(z.number().min(0).max(1).nullable()),
+  reward: num.nullable(),
+  advantage: num,
+});
+
+const binarySchema = z.union([z.strictObject({ base64: z.string() }), z.strictObject({ zip_entry: z.string().regex(/^checkpoint\/[a-z_.]+$/) })]);
+type BinaryRef = z.output<typeof binarySchema>;
+
+const documentSchema = z.strictObject({
+  format: z.literal(RUN_FILE_FORMAT),
+  version: z.literal(RUN_FILE_VERSION),
+  name: z.string().max(500),
+  exported_at: z.string().max(100),
+  experiment: z.unknown(),
+  rubric_versions: z
+    .array(z.strictObject({ version: z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex SHA-256'), rubric: z.unknown(), first_step: count }))
+    .min(1),
+  metrics: z.array(stepMetricsSchema),
+  rollouts: z.array(rolloutSchema),
+  checkpoint: z
+    .strictObject({
+      step: count,
+      files: z.strictObject({
+        'config.json': z.string(),
+        'trainer_state.json': z.string(),
+        'model.safetensors': binarySchema,
+        'optimizer.safetensors': binarySchema.optional(),
+      }),
+    })
+    .optional(),
+});
+type RunDocument = z.output<typeof documentSchema>;
+
+// ---- writing ----
+
+const BINARY_FILES = ['model.safetensors', 'optimizer.safetensors'] as const;
+
+function replacer(_key: string, value: unknown): unknown {
+  return typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;
+}
+
+async function versionsOf(run: RunFileInput): Promise<RubricVersionEntry[]> {
+  const entries = run.rubric_versions ?? [{ rubric: run.experiment.rubric, first_step: 0 }];
+  return Promise.all(entries.map(async (e) => ({ version: await rubricVersion(parseRubric(e.rubric)), rubric: e.rubric, first_step: e.first_step })));
+}
+
+/** The document without binaries; `binary` says how each checkpoint binary is written. */
+async function documentOf(run: RunFileInput, binary: (name: (typeof BINARY_FILES)[number], data: ArrayBuffer) => BinaryRef): Promise<string> {
+  parseExperiment(run.experiment);
+  const doc: Record<string, unknown> = {
+    format: RUN_FILE_FORMAT,
+    version: RUN_FILE_VERSION,
+    name: run.name,
+    exported_at: run.exported_at ?? new Date().toISOString(),
+    experiment: run.experiment,
+    rubric_versions: await versionsOf(run),
+    metrics: run.metrics,
+    rollouts: run.rollouts,
+  };
+  if (run.checkpoint) {
+    const f = run.checkpoint.files;
+    const files: Record<string, unknown> = { 'config.json': f['config.json'], 'trainer_state.json': f['trainer_state.json'] };
+    for (const name of BINARY_FILES) {
+      const data = f[name];
+      if (data !== undefined) files[name] = binary(name, data);
+    }
+    doc.checkpoint = { step: run.checkpoint.step, files };
+  }
+  return JSON.stringify(doc, replacer);
+}
+
+/** The run as one JSON text (checkpoint binaries in base64). */
+export async function runFileJson(run: RunFileInput): Promise<string> {
+  return documentOf(run, (_name, data) => ({ base64: bytesToBase64(new Uint8Array(data)) }));
+}
+
+/** The run as a zip: run.json and the checkpoint files as entries. */
+export async function runFileZip(run: RunFileInput): Promise<Uint8Array> {
+  const entries: Record<string, [Uint8Array, { level: 0 | 1 | 6 }]> = {};
+  const text = await documentOf(run, (name, data) => {
+    const entry = `checkpoint/${name}`;
+    entries[entry] = [new Uint8Array(data), { level: 1 }];
+    return { zip_entry: entry };
+  });
+  if (run.checkpoint) {
+    entries['checkpoint/config.json'] = [strToU8(run.checkpoint.files['config.json']), { level: 6 }];
+    entries['checkpoint/trainer_state.json'] = [strToU8(run.checkpoint.files['trainer_state.json']), { level: 6 }];
+  }
+  return zipSync({ 'run.json': [strToU8(text), { level: 6 }], ...entries });
+}
+
+/** A file name for the run: its name reduced to [a-z0-9-], then ".rubric-run.json" or ".zip". */
+export function runFileName(name: string, kind: 'json' | 'zip'): string {
+  const base =
+    name
+      .toLowerCase()
+      .normalize('NFKD')
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 60) || 'run';
+  return `${base}.rubric-run.${kind}`;
+}
+
+// ---- reading ----
+
+function issuesOf(error: z.ZodError, prefix = ''): string {
+  const lines = error.issues.slice(0, 10).map((i) => {
+    const where = prefix + i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('');
+    const what = i.code === 'unrecognized_keys' ? `unknown field(s) ${i.keys.join(', ')}` : i.message;
+    return `${where.replace(/^\./, '') || 'run'}: ${what}`;
+  });
+  if (error.issues.length > 10) lines.push(`… and ${error.issues.length - 10} more problems`);
+  return lines.join('\n');
+}
+
+/** Checks a safetensors file's header (length, JSON, offsets inside the file) without reading tensors. */
+function checkSafetensors(bytes: Uint8Array, name: string): void {
+  const fail = (why: string) => {
+    throw new RunFileError(`checkpoint ${name} is not a valid safetensors file: ${why}`);
+  };
+  if (bytes.length < 8) fail('shorter than its 8-byte header length');
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const n = view.getUint32(0, true) + view.getUint32(4, true) * 2 ** 32;
+  if (n > 100 * 1024 * 1024 || 8 + n > bytes.length) fail(`its header length ${n} does not fit the file (${bytes.length} bytes)`);
+  let header: unknown;
+  try {
+    header = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(8, 8 + n)));
+  } catch {
+    fail('its header is not JSON');
+  }
+  if (header === null || typeof header !== 'object' || Array.isArray(header)) fail('its header is not a JSON object');
+  const dataBytes = bytes.length - 8 - n;
+  for (const [key, entry] of Object.entries(header as Record<string, unknown>)) {
+    if (key === '__metadata__') continue;
+    const offsets = (entry as { data_offsets?: unknown })?.data_offsets;
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o) && o >= 0) || offsets[0] > offsets[1] || offsets[1] > dataBytes) {
+      fail(`tensor ${JSON.stringify(key)} has data_offsets ${JSON.stringify(offsets)} outside the file`);
+    }
+  }
+}
+
+function checkJsonFile(text: string, name: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new RunFileError(`checkpoint ${name} is not valid JSON (${(e as Error).message})`);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new RunFileError(`checkpoint ${name} is not a JSON object`);
+  return value as Record<string, unknown>;
+}
+
+function parseDocument(text: string): RunDocument {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (e) {
+    throw new RunFileError(`not a run file: the content is not JSON (${(e as Error).message})`);
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new RunFileError('not a run file: the content is not a JSON object');
+  const head = raw as { format?: unknown; version?: unknown };
+  if (head.format !== RUN_FILE_FORMAT) {
+    throw new RunFileError(`not a Rubric Playground run file (format is ${JSON.stringify(head.format ?? null)}, expected "${RUN_FILE_FORMAT}")`);
+  }
+  if (typeof head.version !== 'number' || !Number.isInteger(head.version) || head.version < 1) {
+    throw new RunFileError(`the run file's version ${JSON.stringify(head.version ?? null)} is not a positive integer`);
+  }
+  if (head.version > RUN_FILE_VERSION) {
+    throw new RunFileError(`this run file was made by a newer version of Rubric Playground (format ${head.version}; this page reads up to ${RUN_FILE_VERSION}): reload the page to get the latest version`);
+  }
+  try {
+    checkKeys(raw, [], { secrets: false });
+  } catch (e) {
+    throw new RunFileError((e as ShareLinkError).message.replace(/ in a link$/, ' in a run file'));
+  }
+  const parsed = documentSchema.safeParse(raw);
+  if (!parsed.success) throw new RunFileError(`the run file is invalid:\n${issuesOf(parsed.error)}`);
+  return parsed.data;
+}
+
+type BinaryReader = (ref: BinaryRef, name: string) => Uint8Array;
+
+async function finish(doc: RunDocument, readBinary: BinaryReader): Promise<RunFile> {
+  let experiment: Experiment;
+  try {
+    experiment = parseExperiment(doc.experiment).experiment;
+  } catch (e) {
+    throw new RunFileError(`the run file's experiment is invalid:\n${(e as Error).message}`);
+  }
+  const versions: string[] = [];
+  for (const [i, entry] of doc.rubric_versions.entries()) {
+    let actual: string;
+    try {
+      actual = await rubricVersion(parseRubric(entry.rubric));
+    } catch (e) {
+      throw new RunFileError(`rubric_versions[${i}] is not a valid rubric:\n${(e as Error).message}`);
+    }
+    if (actual !== entry.version) {
+      throw new RunFileError(`rubric_versions[${i}]: its version ${entry.version.slice(0, 12)}… does not match its rubric (${actual.slice(0, 12)}…): the file was edited or damaged`);
+    }
+    versions.push(actual);
+  }
+  const current = await rubricVersion(parseRubric(experiment.rubric));
+  if (!versions.includes(current)) throw new RunFileError("the experiment's rubric is not among rubric_versions");
+  const run: RunFile = {
+    name: doc.name,
+    exported_at: doc.exported_at,
+    experiment,
+    rubric_versions: doc.rubric_versions,
+    metrics: doc.metrics,
+    rollouts: doc.rollouts,
+  };
+  if (doc.checkpoint) {
+    const f = doc.checkpoint.files;
+    const state = checkJsonFile(f['trainer_state.json'], 'trainer_state.json');
+    if (!Number.isSafeInteger(state.global_step) || (state.global_step as number) < 0) {
+      throw new RunFileError('checkpoint trainer_state.json has no non-negative integer global_step');
+    }
+    checkJsonFile(f['config.json'], 'config.json');
+    const files: CheckpointFiles = {
+      'config.json': f['config.json'],
+      'trainer_state.json': f['trainer_state.json'],
+      'model.safetensors': new ArrayBuffer(0),
+    };
+    for (const name of BINARY_FILES) {
+      const ref = f[name];
+      if (ref === undefined) continue;
+      const bytes = readBinary(ref, name);
+      checkSafetensors(bytes, name);
+      files[name] = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    }
+    run.checkpoint = { step: doc.checkpoint.step, files };
+  }
+  return run;
+}
+
+function isZip(bytes: Uint8Array): boolean {
+  return bytes.length >= 4 && bytes[0] === 0x50 && bytes[1] === 0x4b && bytes[2] === 0x03 && bytes[3] === 0x04;
+}
+
+function unzipOne(bytes: Uint8Array, name: string, limit: number): Uint8Array | undefined {
+  let tooBig: number | null = null;
+  let files: Record<string, Uint8Array>;
+  try {
+    files = unzipSync(bytes, {
+      filter: (f) => {
+        if (f.name !== name) return false;
+        if (f.originalSize > limit) tooBig = f.originalSize;
+        return tooBig === null;
+      },
+    });
+  } catch (e) {
+    throw new RunFileError(`the zip file is damaged (${(e as Error).message})`);
+  }
+  if (tooBig !== null) throw new RunFileError(`zip entry ${name} is ${tooBig} bytes, above the limit of ${limit}`);
+  return files[name];
+}
+
+/**
+ * Reads a run file (JSON text, or the bytes of a JSON or zip file). Throws RunFileError with a
+ * message for the user; nothing is returned unless the whole file is valid.
+ */
+export async function readRunFile(data: string | Uint8Array | ArrayBuffer): Promise<RunFile> {
+  if (typeof data === 'string') {
+    if (data.length > MAX_RUN_JSON_BYTES) throw new RunFileError(`the run file is ${data.length} characters long, above the limit of ${MAX_RUN_JSON_BYTES}`);
+    return finish(parseDocument(data), (ref, name) => {
+      if (!('base64' in ref)) throw new RunFileError(`checkpoint ${name} refers to a zip entry, but this is a JSON file`);
+      try {
+        return base64ToBytes(ref.base64);
+      } catch (e) {
+        throw new RunFileError(`checkpoint ${name}: bad base64 (${(e as Error).message})`);
+      }
+    });
+  }
+  const bytes = data instanceof Uint8Array ? data : new Uint8Array(data);
+  if (!isZip(bytes)) {
+    if (bytes.length > MAX_RUN_JSON_BYTES) throw new RunFileError(`the run file is ${bytes.length} bytes, above the limit of ${MAX_RUN_JSON_BYTES}`);
+    let text: string;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+    } catch {
+      throw new RunFileError('not a run file: neither a zip nor UTF-8 JSON text');
+    }
+    return readRunFile(text);
+  }
+  const json = unzipOne(bytes, 'run.json', MAX_RUN_JSON_BYTES);
+  if (!json) throw new RunFileError('the zip has no run.json: it is not a Rubric Playground run file');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(json);
+  } catch {
+    throw new RunFileError('run.json in the zip is not UTF-8 text');
+  }
+  return finish(parseDocument(text), (ref, name) => {
+    if (!('zip_entry' in ref)) {
+      try {
+        return base64ToBytes(ref.base64);
+      } catch (e) {
+        throw new RunFileError(`checkpoint ${name}: bad base64 (${(e as Error).message})`);
+      }
+    }
+    const entry = unzipOne(bytes, ref.zip_entry, MAX_CHECKPOINT_FILE_BYTES);
+    if (!entry) throw new RunFileError(`checkpoint ${name}: the zip has no entry ${ref.zip_entry}`);
+    return entry;
+  });
+}

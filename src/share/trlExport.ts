@@ -1,0 +1,372 @@
+// Export to TRL, for users who outgrow the browser: the same experiment as
+//  - train_grpo.py    TRL's GRPOTrainer with the same settings (GRPOConfig names are ours too);
+//                     options TRL lacks become comments that say so;
+//  - prompts.jsonl    the dataset, {"prompt": "..."} per line ({"prompt": [{"role": "user", ...}]}
+//                     with `conversational`);
+//  - rubric_reward.py the rubric and its aggregation as TRL reward functions: rule criteria in
+//                     plain Python (no packages), judge_question criteria through an
+//                     OpenAI-compatible endpoint whose key comes from an environment variable;
+//  - README.md        how to run it, and what differs.
+// User text (prompts, rubric, model id) reaches Python only inside string literals written by
+// pyString, never in comments or code, so nothing in an experiment can inject Python.
+import { strToU8, zipSync } from 'fflate';
+import type { GrpoConfig } from '../rl/config';
+import { parseExperiment } from '../rl/experiment';
+import { rubricVersion, type QuestionCriterion, type Rubric, type Rule, type RuleCriterion } from '../rubric';
+import { DEFAULT_DROPOUT_P } from '../rubric/aggregations';
+import { DEFAULT_ADAPTIVE_FLOOR } from '../rubric/adaptive';
+import { DEFAULT_GATE_CAP, DEFAULT_PASS_THRESHOLD } from '../rubric/aggregate';
+import { toPythonRegex, type PythonRegex } from './python/pyRegex';
+import template from './python/rubric_reward.py?raw';
+import { cjkRanges } from './python/unicodeRanges';
+
+export const REWARD_SPEC_FORMAT = 'rubric-playground-reward-spec';
+export const REWARD_SPEC_VERSION = 1;
+
+/** Environment variables the reward module reads for judge_question criteria. */
+export const JUDGE_ENV = { url: 'RUBRIC_JUDGE_URL', model: 'RUBRIC_JUDGE_MODEL', apiKey: 'RUBRIC_JUDGE_API_KEY' } as const;
+
+export interface TrlExportOptions {
+  /** Default judge endpoint and model written into rubric_reward.py (the environment overrides them; a key is never written). */
+  judgeUrl?: string;
+  judgeModel?: string;
+  /** The model TRL trains, when not the experiment's (the embedded model is not on the Hub). */
+  modelId?: string;
+  /** prompts.jsonl as chat messages, for chat models (the page applies their chat template). */
+  conversational?: boolean;
+}
+
+/** A parsed criterion; a regex rule also carries `python`, its Python translation. */
+export type SpecCriterion = QuestionCriterion | (Omit<RuleCriterion, 'rule'> & { rule: Rule & { python?: PythonRegex } });
+
+export interface RewardSpecRubric {
+  name: string;
+  version: string;
+  criteria: SpecCriterion[];
+  aggregation: { method: string; pass_threshold: number; gate_cap: number; dropout_p: number; adaptive_floor: number };
+}
+
+/** What rubric_reward.py embeds (SPEC_JSON). */
+export interface RewardSpec {
+  format: typeof REWARD_SPEC_FORMAT;
+  version: typeof REWARD_SPEC_VERSION;
+  num_generations: number;
+  seed: number;
+  reward: RewardSpecRubric;
+  held_out?: RewardSpecRubric;
+  judge: {
+    url_env: string;
+    model_env: string;
+    api_key_env: string;
+    url?: string;
+    model?: string;
+    temperature: number | null;
+    max_tokens: number | null;
+    timeout_s: number;
+    max_attempts: number;
+    backoff_s: number;
+    max_backoff_s: number;
+    concurrency: number;
+  };
+}
+
+export interface TrlExport {
+  /** File name → content. */
+  files: Record<string, string>;
+  /** Settings that do not carry over exactly (also written as comments in train_grpo.py). */
+  notes: string[];
+}
+
+// ---- Python literals ----
+
+/**
+ * A Python string literal with the same value: ASCII only, every other character escaped
+ * (\xHH, \uHHHH, \UHHHHHHHH; lone surrogates as \uDxxx), so any text is safe inside code.
+ */
+export function pyString(text: string): string {
+  let out = '"';
+  for (const ch of text) {
+    const cp = ch.codePointAt(0)!;
+    if (ch === '"' || ch === '\\') out += `\\${ch}`;
+    else if (cp >= 0x20 && cp < 0x7f) out += ch;
+    else if (cp === 0x0a) out += '\\n';
+    else if (cp === 0x09) out += '\\t';
+    else if (cp === 0x0d) out += '\\r';
+    else if (cp < 0x100) out += `\\x${cp.toString(16).padStart(2, '0')}`;
+    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
+    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
+  }
+  return `${out}"`;
+}
+
+/** JSON text with every non-ASCII UTF-16 unit escaped (json.loads joins surrogate pairs back). */
+function asciiJson(value: unknown): string {
+  return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/** A Python literal for a JSON-like value (numbers, booleans, None, strings). */
+function pyValue(value: unknown): string {
+  if (value === null || value === undefined) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new RangeError(`${value} has no Python literal here`);
+    return String(value);
+  }
+  if (typeof value === 'string') return pyString(value);
+  throw new RangeError(`no Python literal for a ${typeof value}`);
+}
+
+// ---- the reward spec and module ----
+
+function specRubric(rubric: Rubric, version: string, aggregation: RewardSpecRubric['aggregation']): RewardSpecRubric {
+  return {
+    name: rubric.name,
+    version,
+    criteria: rubric.criteria.map((c): SpecCriterion => {
+      if (!('rule' in c) || c.rule.kind !== 'regex') return structuredClone(c);
+      return { ...structuredClone(c), rule: { ...c.rule, python: toPythonRegex(c.rule.pattern, c.rule.flags) } };
+    }),
+    aggregation,
+  };
+}
+
+/** The spec rubric_reward.py embeds for an experiment (validated with parseExperiment). */
+export async function rubricRewardSpec(experiment: unknown, options: TrlExportOptions = {}): Promise<RewardSpec> {
+  const { rubric, heldOutRubric, config } = parseExperiment(experiment);
+  const a = config.reward_aggregation;
+  const spec: RewardSpec = {
+    format: REWARD_SPEC_FORMAT,
+    version: REWARD_SPEC_VERSION,
+    num_generations: config.num_generations,
+    seed: config.seed,
+    reward: specRubric(rubric, await rubricVersion(rubric), {
+      method: a.method,
+      pass_threshold: a.pass_threshold ?? DEFAULT_PASS_THRESHOLD,
+      gate_cap: a.gate_cap ?? DEFAULT_GATE_CAP,
+      dropout_p: a.dropout_p ?? DEFAULT_DROPOUT_P,
+      adaptive_floor: a.adaptive_floor ?? DEFAULT_ADAPTIVE_FLOOR,
+    }),
+    judge: {
+      url_env: JUDGE_ENV.url,
+      model_env: JUDGE_ENV.model,
+      api_key_env: JUDGE_ENV.apiKey,
+      ...(options.judgeUrl ? { url: options.judgeUrl } : {}),
+      ...(options.judgeModel ? { model: options.judgeModel } : {}),
+      temperature: 0,
+      max_tokens: 16,
+      timeout_s: 30,
+      max_attempts: 4,
+      backoff_s: 0.5,
+      max_backoff_s: 10,
+      concurrency: 4,
+    },
+  };
+  if (heldOutRubric) {
+    // The trainer scores the held-out rubric with the plain weighted mean (src/rl/grpoStep.ts).
+    spec.held_out = specRubric(heldOutRubric, await rubricVersion(heldOutRubric), {
+      method: 'weighted_mean',
+      pass_threshold: a.pass_threshold ?? DEFAULT_PASS_THRESHOLD,
+      gate_cap: DEFAULT_GATE_CAP,
+      dropout_p: DEFAULT_DROPOUT_P,
+      adaptive_floor: DEFAULT_ADAPTIVE_FLOOR,
+    });
+  }
+  return spec;
+}
+
+/** rubric_reward.py with the spec (and this engine's CJK script ranges) filled in. */
+export function rubricRewardModule(spec: RewardSpec): string {
+  const specMarker = '"@@RUBRIC_SPEC_JSON@@"';
+  const cjkMarker = '"@@CJK_RANGES_JSON@@"';
+  if (!template.includes(specMarker) || !template.includes(cjkMarker)) throw new Error('rubric_reward.py template lost its markers');
+  return template.replace(specMarker, () => pyString(asciiJson(spec))).replace(cjkMarker, () => pyString(JSON.stringify(cjkRanges())));
+}
+
+// ---- train_grpo.py ----
+
+interface Line {
+  /** `name=value,` in the GRPOConfig call, or null for a comment-only line. */
+  code: string | null;
+  comment?: string;
+}
+
+const option = (name: string, value: unknown, comment?: string): Line => ({ code: `${name}=${pyValue(value)},`, comment });
+const note = (comment: string): Line => ({ code: null, comment });
+
+function unsupportedText(text: string, notes: string[]): string {
+  notes.push(text);
+  return text;
+}
+
+/** GRPOConfig arguments for our options, and notes on what does not carry over. */
+function configLines(c: GrpoConfig, notes: string[]): Line[] {
+  const unsupported = (text: string) => note(unsupportedText(text, notes));
+  const lines: Line[] = [
+    note('Generation'),
+    option('num_generations', c.num_generations),
+    option('generation_batch_size', c.generation_batch_size),
+    { code: 'per_device_train_batch_size=PER_DEVICE_BATCH,', comment: 'one optimizer step per generation batch, as in the page' },
+    option('gradient_accumulation_steps', 1),
+    option('max_completion_length', c.max_completion_length),
+    c.temperature > 0
+      ? option('temperature', c.temperature)
+      : option('temperature', 1e-3, unsupportedText('temperature 0 (greedy): TRL divides the logits by the temperature, so the export uses 0.001', notes)),
+    option('top_p', c.top_p),
+    option('top_k', c.top_k),
+    note('Objective'),
+    option('loss_type', c.loss_type),
+    option('beta', c.beta),
+    option('epsilon', c.epsilon),
+    option('epsilon_high', c.epsilon_high, c.epsilon_high === null ? 'None: the same as epsilon' : undefined),
+    option('num_iterations', c.num_iterations),
+    option('scale_rewards', c.scale_rewards),
+    option('mask_truncated_completions', c.mask_truncated_completions),
+  ];
+  // Options newer TRL releases added: written only when they differ from TRL's default.
+  const newer: [keyof GrpoConfig, unknown][] = [
+    ['importance_sampling_level', 'token'],
+    ['multi_objective_aggregation', 'sum_then_normalize'],
+    ['top_entropy_quantile', 1.0],
+    ['entropy_coef', 0.0],
+  ];
+  for (const [name, trlDefault] of newer) {
+    if (c[name] !== trlDefault) lines.push(option(name, c[name], 'needs a recent TRL'));
+  }
+  if (c.kl_estimator !== 'k3') lines.push(unsupported(`kl_estimator "${c.kl_estimator}": TRL has no such option; its KL term is always k3`));
+  if (c.dual_clip !== null) {
+    lines.push(unsupported(`dual_clip ${c.dual_clip}: TRL has no dual-clip (its \`delta\` is a different, two-sided bound); not applied`));
+  }
+  if (c.advantage_estimator !== 'grpo') lines.push(unsupported(`advantage_estimator "${c.advantage_estimator}": TRL has no rank-based advantages; it uses "grpo"`));
+  lines.push(
+    note('Optimizer'),
+    option('learning_rate', c.learning_rate),
+    option('weight_decay', c.weight_decay),
+    option('max_grad_norm', c.max_grad_norm ?? 0.0, c.max_grad_norm === null ? 'no clipping' : undefined),
+    option('adam_beta1', c.adam_beta1),
+    option('adam_beta2', c.adam_beta2),
+    option('adam_epsilon', c.adam_epsilon),
+    option('lr_scheduler_type', c.lr_scheduler_type),
+    option('warmup_ratio', c.warmup_ratio),
+    option('max_steps', c.max_steps),
+    option('seed', c.seed, 'TRL samples with its own generator: the same seed does not give the page\'s rollouts'),
+  );
+  if (c.save_steps > 0) lines.push(option('save_steps', c.save_steps));
+  else lines.push(option('save_strategy', 'no', 'save_steps 0: the page saved only on pause/stop; the model is saved at the end below'));
+  if (c.on_nonfinite !== 'skip_step') {
+    lines.push(unsupported(`on_nonfinite "${c.on_nonfinite}": TRL has no such option (the page stopped on a NaN/Inf loss)`));
+  }
+  lines.push(
+    note(`reward_aggregation ${JSON.stringify(c.reward_aggregation)}: implemented in rubric_reward.py`),
+    note('Logging'),
+    option('logging_steps', 1),
+    option('report_to', 'none'),
+  );
+  return lines;
+}
+
+function render(lines: Line[], indent: string): string {
+  return lines
+    .map((l) => (l.code === null ? `${indent}# ${l.comment}` : `${indent}${l.code}${l.comment ? `  # ${l.comment}` : ''}`))
+    .join('\n');
+}
+
+function trainScript(modelId: string, config: GrpoConfig, hasHeldOut: boolean, notes: string[]): string {
+  const gdpo = config.multi_objective_aggregation === 'normalize_then_sum';
+  const embedded = modelId.startsWith('embedded/') || modelId.startsWith('/');
+  if (embedded) notes.push('the model is the page\'s own, not on the Hugging Face Hub: set MODEL_ID to a Hub model or to an exported checkpoint folder');
+  if (gdpo && hasHeldOut) notes.push('the held-out rubric is not exported as a reward with normalize_then_sum (it would be normalised with the others)');
+  const rewards = gdpo
+    ? [
+        'from rubric_reward import criterion_reward_funcs, criterion_reward_weights',
+        '',
+        '# normalize_then_sum (GDPO): one reward per criterion, weighted w_k / (sum of positive weights),',
+        '# exactly as the page feeds its advantage kernel.',
+        'REWARD_FUNCS = criterion_reward_funcs()',
+        'REWARD_WEIGHTS = criterion_reward_weights()',
+      ]
+    : hasHeldOut
+      ? [
+          'from rubric_reward import held_out_reward, rubric_reward',
+          '',
+          '# The held-out rubric is logged only (weight 0: rewards/held_out_reward/mean). TRL sums rewards',
+          '# with nansum, so a completion the trained rubric cannot score gets reward 0 while the held-out',
+          '# one scores it, where the page leaves it out; remove held_out_reward to match the page exactly.',
+          'REWARD_FUNCS = [rubric_reward, held_out_reward]',
+          'REWARD_WEIGHTS = [1.0, 0.0]',
+        ]
+      : ['from rubric_reward import rubric_reward', '', 'REWARD_FUNCS = [rubric_reward]', 'REWARD_WEIGHTS = [1.0]'];
+  return `"""Train with TRL's GRPOTrainer: an experiment exported by Rubric Playground.
+
+Needs: pip install trl datasets   (written for TRL 1.x: GRPOConfig's option names and defaults)
+Run:   python train_grpo.py       (several GPUs: accelerate launch train_grpo.py)
+Files: prompts.jsonl (the prompts), rubric_reward.py (the rubric, as reward functions).
+Judge criteria, if the rubric has any, need RUBRIC_JUDGE_URL, RUBRIC_JUDGE_MODEL and
+RUBRIC_JUDGE_API_KEY in the environment (see rubric_reward.py).
+"""
+
+import os
+
+from datasets import load_dataset
+from trl import GRPOConfig, GRPOTrainer
+
+${rewards.join('\n')}
+
+MODEL_ID = ${pyString(modelId)}${embedded ? `
+# This is the page's own model, not on the Hugging Face Hub: set MODEL_ID to a Hub model, or to
+# a checkpoint folder exported with the run (config.json + model.safetensors; its tokenizer files too).` : ''}
+
+# One optimizer step per generation batch, as in the page: the batch is split over the processes.
+NUM_PROCESSES = int(os.environ.get("WORLD_SIZE", "1"))
+if ${config.generation_batch_size} % NUM_PROCESSES != 0:
+    raise SystemExit("generation_batch_size ${config.generation_batch_size} must be a multiple of the number of processes")
+PER_DEVICE_BATCH = ${config.generation_batch_size} // NUM_PROCESSES
+
+dataset = load_dataset("json", data_files="prompts.jsonl", split="train")
+
+config = GRPOConfig(
+    output_dir="grpo-output",
+${render(configLines(config, notes), '    ')}
+    reward_weights=REWARD_WEIGHTS,
+)
+
+trainer = GRPOTrainer(model=MODEL_ID, reward_funcs=REWARD_FUNCS, args=config, train_dataset=dataset)
+trainer.train()
+trainer.save_model(config.output_dir)
+`;
+}
+
+function readme(notes: string[], hasJudge: boolean): string {
+  return `# Rubric Playground experiment for TRL
+
+- \`train_grpo.py\`: TRL's \`GRPOTrainer\` with the experiment's settings (\`python train_grpo.py\`).
+- \`prompts.jsonl\`: the prompts, one JSON object per line.
+- \`rubric_reward.py\`: the rubric and its aggregation as TRL reward functions. The rule criteria
+  run with plain \`python3\`, no packages: \`python3 rubric_reward.py < rollouts.jsonl\` scores lines
+  of \`{"prompt": ..., "completion": ...}\`.
+${hasJudge ? `- Judge criteria are asked to an OpenAI-compatible endpoint: set \`${JUDGE_ENV.url}\`, \`${JUDGE_ENV.model}\`
+  and \`${JUDGE_ENV.apiKey}\`. The key is read from the environment only; it is not in these files.
+` : ''}
+What does not carry over exactly:
+${notes.length ? notes.map((n) => `- ${n}`).join('\n') : '- nothing beyond sampling: TRL draws its own random numbers, so rollouts differ from the page\'s.'}
+`;
+}
+
+/** The TRL export of an experiment (validated first: throws the parsers' errors). */
+export async function exportToTrl(experiment: unknown, options: TrlExportOptions = {}): Promise<TrlExport> {
+  const { experiment: e, rubric, heldOutRubric, config } = parseExperiment(experiment);
+  const spec = await rubricRewardSpec(experiment, options);
+  const notes: string[] = [];
+  const files: Record<string, string> = {};
+  files['train_grpo.py'] = trainScript(options.modelId ?? e.model, config, heldOutRubric !== null, notes);
+  files['prompts.jsonl'] = e.prompts.map((p) => JSON.stringify({ prompt: options.conversational ? [{ role: 'user', content: p }] : p })).join('\n') + '\n';
+  files['rubric_reward.py'] = rubricRewardModule(spec);
+  const hasJudge = [rubric, heldOutRubric].some((r) => r?.criteria.some((c) => 'judge_question' in c));
+  files['README.md'] = readme(notes, hasJudge);
+  return { files, notes };
+}
+
+/** The TRL export as one zip (folder `trl-export/`). */
+export async function exportToTrlZip(experiment: unknown, options: TrlExportOptions = {}): Promise<Uint8Array> {
+  const { files } = await exportToTrl(experiment, options);
+  return zipSync(Object.fromEntries(Object.entries(files).map(([name, text]) => [`trl-export/${name}`, strToU8(text)])));
+}
