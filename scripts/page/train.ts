@@ -1,7 +1,8 @@
 // In-page side of scripts/train.mjs: runs an experiment with the same trainer the app uses.
 import type { GpuRuntime } from '../../src/gpu/runtime';
 import { fetchModelFiles, modelUrl } from '../../src/model/load';
-import { buildGrpoContext, parseExperiment } from '../../src/rl/experiment';
+import { buildGrpoContext } from '../../src/rl/context';
+import { parseExperiment } from '../../src/rl/experiment';
 import type { RolloutRecord, StepMetrics } from '../../src/rl/grpoStep';
 import { GrpoTrainer } from '../../src/rl/trainer';
 

@@ -36,6 +36,10 @@ async function fetchOk(url: string, what: string): Promise<Response> {
     throw new Error(`could not fetch ${what} from ${url} (${(err as Error).message})`);
   }
   if (!res.ok) throw new Error(`could not fetch ${what} from ${url}: HTTP ${res.status}`);
+  // A single-page-app server answers a missing file with index.html and status 200.
+  if ((res.headers.get('content-type') ?? '').includes('text/html')) {
+    throw new Error(`${what} is missing at ${url} (the server sent an HTML page instead)`);
+  }
   return res;
 }
 
@@ -92,20 +96,4 @@ export async function loadModel(rt: GpuRuntime, files: ModelFiles): Promise<Load
   return { config, model: new Transformer(rt, config, params), tokenizer, formatPrompt };
 }
 
-/** Models the app offers without a download: their files are served from public/. */
-export const EMBEDDED_MODELS: Record<string, { url: string; label: string }> = {
-  'embedded/tiny-gpt2-byte': { url: `${import.meta.env.BASE_URL}models/tiny-gpt2-byte/`, label: 'Tiny GPT-2 (byte-level, 0.8M parameters, ships with the page)' },
-};
-
-export const DEFAULT_MODEL_ID = 'embedded/tiny-gpt2-byte';
-
-/**
- * Where a model id's files are served: embedded ids map to public/; an id starting with "/"
- * is a model directory served by this page (checkpoints, test fixtures).
- */
-export function modelUrl(modelId: string): string {
-  if (modelId.startsWith('/') && !modelId.startsWith('//') && !modelId.includes('..')) return modelId;
-  const embedded = EMBEDDED_MODELS[modelId];
-  if (!embedded) throw new Error(`unknown model "${modelId}" (known: ${Object.keys(EMBEDDED_MODELS).join(', ')})`);
-  return embedded.url;
-}
+export { DEFAULT_MODEL_ID, EMBEDDED_MODELS, modelUrl } from './registry';

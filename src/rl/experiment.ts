@@ -1,12 +1,9 @@
 // An experiment: which model, which prompts, which rubric, which GRPO settings. This is what a
-// run stores and what a share link carries (never weights or keys).
+// run stores and what a share link carries (never weights or keys). Pure: no GPU imports, so
+// the UI and share links can validate experiments without loading the engine.
 import { z } from 'zod';
-import type { GpuRuntime } from '../gpu/runtime';
-import { checkpointModelFiles, type CheckpointFiles } from '../model/checkpoint';
-import { loadModel, type ModelFiles } from '../model/load';
-import { JudgeCache, parseRubric, rubricVersion, type Judge } from '../rubric';
+import { parseRubric } from '../rubric';
 import { parseGrpoConfig } from './config';
-import type { GrpoContext } from './grpoStep';
 
 export const experimentSchema = z
   .object({
@@ -40,30 +37,3 @@ export function parseExperiment(input: unknown) {
   return { experiment: parsed.data, rubric, heldOutRubric, config };
 }
 
-export interface ContextOptions {
-  modelJudge?: Judge;
-  judgeCache?: JudgeCache;
-  /** Resume: the policy (and its AdamW moments) come from this checkpoint instead of `files`. */
-  resume?: CheckpointFiles;
-}
-
-/** Loads the policy (and, when beta > 0, a frozen copy as the KL reference) and builds the step context. */
-export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: ModelFiles, options: ContextOptions = {}): Promise<GrpoContext> {
-  const { rubric, heldOutRubric, config } = parseExperiment(input);
-  const loaded = await loadModel(rt, options.resume ? checkpointModelFiles(options.resume) : files);
-  // The KL reference is always the starting model, also when resuming from a checkpoint.
-  const reference = config.beta > 0 ? (await loadModel(rt, files)).model : null;
-  return {
-    rt,
-    model: loaded.model,
-    reference,
-    tokenizer: loaded.tokenizer,
-    formatPrompt: loaded.formatPrompt,
-    rubric,
-    rubricVersion: await rubricVersion(rubric),
-    heldOut: heldOutRubric ? { rubric: heldOutRubric, version: await rubricVersion(heldOutRubric) } : null,
-    modelJudge: options.modelJudge,
-    judgeCache: options.judgeCache ?? new JudgeCache(),
-    config,
-  };
-}

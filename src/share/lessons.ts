@@ -4,7 +4,7 @@
 // clean rubric (held_out_rubric), scored as a metric only. Lessons that differ in the one setting under study name each
 // other in `compare_with`, so the page can offer "run the other one and overlay the charts".
 // All run on the embedded model with rule criteria only: they work offline, in seconds.
-import { DEFAULT_MODEL_ID } from '../model/load';
+import { DEFAULT_MODEL_ID } from '../model/registry';
 import type { Shared } from './link';
 
 export interface Lesson {

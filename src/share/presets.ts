@@ -1,7 +1,7 @@
 // Ready-made experiments. The first is what a visitor sees on the first visit: the embedded
 // model, short instructions, a rubric whose criteria it meets sometimes (RL needs that
 // variance), and settings that move the reward chart within a few steps on a laptop GPU.
-import { DEFAULT_MODEL_ID } from '../model/load';
+import { DEFAULT_MODEL_ID } from '../model/registry';
 import type { Experiment } from '../rl/experiment';
 
 export interface Preset {

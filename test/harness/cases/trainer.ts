@@ -1,7 +1,7 @@
 // Page side of test/browser/trainer.test.ts: the GRPO loop's controls on the byte fixture.
 import type { GpuRuntime } from '../../../src/gpu/runtime';
 import { fetchModelFiles } from '../../../src/model/load';
-import { buildGrpoContext } from '../../../src/rl/experiment';
+import { buildGrpoContext } from '../../../src/rl/context';
 import type { Stage } from '../../../src/rl/grpoStep';
 import { GrpoTrainer, type TrainerEvent } from '../../../src/rl/trainer';
 
