@@ -1,4 +1,5 @@
 import { mount } from 'svelte';
+import './ui/app.css';
 import App from './ui/App.svelte';
 
 const target = document.getElementById('app');

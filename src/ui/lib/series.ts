@@ -1,0 +1,161 @@
+// Chart data from step metrics: which charts, which lines, and TensorBoard-style smoothing
+// (a debiased exponential moving average that skips missing points).
+import type { StepMetrics } from '../../rl/grpoStep';
+
+export type Value = number | null;
+
+/** Debiased EMA: s_t = w·s_{t−1} + (1−w)·x_t, divided by 1 − w^n (n = points seen). w = 0: raw. */
+export function smooth(values: readonly Value[], weight: number): Value[] {
+  if (!(weight >= 0 && weight < 1)) throw new RangeError(`smoothing weight must be in [0, 1), got ${weight}`);
+  let last = 0;
+  let n = 0;
+  return values.map((x) => {
+    if (x === null || !Number.isFinite(x)) return null;
+    last = last * weight + (1 - weight) * x;
+    n++;
+    return weight === 0 ? x : last / (1 - weight ** n);
+  });
+}
+
+export interface LineSpec {
+  label: string;
+  color: string;
+  dash?: boolean;
+}
+
+export interface ChartData {
+  id: string;
+  title: string;
+  /** What the y axis measures, for the chart's accessible description. */
+  unit: string;
+  lines: LineSpec[];
+  x: number[];
+  ys: Value[][];
+  /** Indices of two lines drawn as a filled band (low, high); they are hidden from the legend. */
+  band?: [number, number];
+  note?: string;
+}
+
+// Okabe–Ito hues (colour-blind safe), darkened where needed so every line has at least 3:1
+// contrast on the white chart background (WCAG 1.4.11); lines also differ by dash.
+export const PALETTE = ['#0072B2', '#D55E00', '#007a5a', '#a8457f', '#b06a00', '#2b7fb8', '#5b5b5b', '#8c6d00'];
+
+const num = (x: number | null | undefined): Value => (typeof x === 'number' && Number.isFinite(x) ? x : null);
+
+export function buildCharts(metrics: readonly StepMetrics[], criterionIds: readonly string[], weight: number): ChartData[] {
+  const x = metrics.map((m) => m.step);
+  const s = (f: (m: StepMetrics) => number | null | undefined) => smooth(metrics.map((m) => num(f(m))), weight);
+  const mean = s((m) => m.rewards.reward);
+  const std = s((m) => m.rewards.reward_std);
+  const lo = mean.map((v, i) => (v === null || std[i] === null ? null : v - std[i]!));
+  const hi = mean.map((v, i) => (v === null || std[i] === null ? null : v + std[i]!));
+  const hasHeldOut = metrics.some((m) => m.held_out);
+  const hasKl = metrics.some((m) => m.kl !== null);
+  const ids = criterionIds.length ? criterionIds : [...new Set(metrics.flatMap((m) => Object.keys(m.rewards.criterion_pass_rate)))];
+  return [
+    {
+      id: 'reward',
+      title: 'Reward (mean ± std)',
+      unit: 'reward',
+      lines: [
+        { label: 'reward mean', color: PALETTE[0] },
+        ...(hasHeldOut ? [{ label: 'held-out reward', color: PALETTE[1], dash: true }] : []),
+        { label: 'mean − std', color: PALETTE[0] },
+        { label: 'mean + std', color: PALETTE[0] },
+      ],
+      x,
+      ys: [mean, ...(hasHeldOut ? [s((m) => m.held_out?.reward)] : []), lo, hi],
+      band: hasHeldOut ? [2, 3] : [1, 2],
+    },
+    {
+      id: 'pass-rates',
+      title: 'Criterion pass rates',
+      unit: 'fraction of completions meeting the criterion',
+      lines: ids.map((id, i) => ({ label: id, color: PALETTE[i % PALETTE.length] })),
+      x,
+      ys: ids.map((id) => s((m) => m.rewards.criterion_pass_rate[id])),
+    },
+    {
+      id: 'strict',
+      title: 'Strict completion rate',
+      unit: 'fraction meeting every required criterion and no pitfall',
+      lines: [
+        { label: 'strict completion', color: PALETTE[2] },
+        { label: 'zero-std groups', color: PALETTE[6], dash: true },
+      ],
+      x,
+      ys: [s((m) => m.rewards.strict_completion_rate), s((m) => m.frac_reward_zero_std)],
+    },
+    {
+      id: 'kl',
+      title: 'KL to the reference',
+      unit: 'nats per token',
+      lines: [{ label: 'kl', color: PALETTE[3] }],
+      x,
+      ys: [s((m) => m.kl)],
+      note: hasKl || metrics.length === 0 ? undefined : 'beta = 0: no reference model, so no KL.',
+    },
+    {
+      id: 'entropy',
+      title: 'Entropy',
+      unit: 'nats per token',
+      lines: [{ label: 'entropy', color: PALETTE[4] }],
+      x,
+      ys: [s((m) => m.entropy)],
+    },
+    {
+      id: 'clip',
+      title: 'Clip ratios',
+      unit: 'fraction of tokens clipped',
+      lines: [
+        { label: 'clip low', color: PALETTE[1] },
+        { label: 'clip high', color: PALETTE[0] },
+        { label: 'clip region', color: PALETTE[6], dash: true },
+      ],
+      x,
+      ys: [s((m) => m.clip_ratio_low), s((m) => m.clip_ratio_high), s((m) => m.clip_ratio_region)],
+    },
+    {
+      id: 'length',
+      title: 'Completion length',
+      unit: 'tokens',
+      lines: [
+        { label: 'mean', color: PALETTE[0] },
+        { label: 'min', color: PALETTE[5], dash: true },
+        { label: 'max', color: PALETTE[1], dash: true },
+      ],
+      x,
+      ys: [s((m) => m.completions.mean_length), s((m) => m.completions.min_length), s((m) => m.completions.max_length)],
+    },
+    {
+      id: 'throughput',
+      title: 'Tokens per second',
+      unit: 'tokens/s',
+      lines: [
+        { label: 'sampling', color: PALETTE[2] },
+        { label: 'training', color: PALETTE[3] },
+      ],
+      x,
+      ys: [s((m) => m.sampling_tokens_per_second), s((m) => m.training_tokens_per_second)],
+    },
+  ];
+}
+
+/** "reward mean 0.42" for the last step with a value: the chart's text alternative. */
+export function lastValues(chart: ChartData): string {
+  const parts = chart.lines.flatMap((line, i) => {
+    if (chart.band && (i === chart.band[0] || i === chart.band[1])) return [];
+    const ys = chart.ys[i];
+    for (let j = ys.length - 1; j >= 0; j--) if (ys[j] !== null) return [`${line.label} ${formatNumber(ys[j]!)} at step ${chart.x[j]}`];
+    return [];
+  });
+  return parts.length ? parts.join('; ') : 'no data yet';
+}
+
+export function formatNumber(x: number): string {
+  if (x === 0) return '0';
+  const a = Math.abs(x);
+  if (a >= 1000) return x.toFixed(0);
+  if (a >= 0.01) return x.toFixed(3).replace(/\.?0+$/, '');
+  return x.toExponential(2);
+}

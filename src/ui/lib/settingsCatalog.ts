@@ -1,0 +1,160 @@
+// The algorithm settings the builder shows: grouped, explained, each with its TRL GRPOConfig
+// name (or a note where TRL has no such option) and its default from parseGrpoConfig({}).
+// Keys are config paths ("reward_aggregation.method" for the nested aggregation settings).
+import { GRPO_DEFAULTS } from '../../rl/config';
+import { AGGREGATIONS } from '../../rubric';
+
+export type OptionKind = 'int' | 'number' | 'enum' | 'bool';
+
+export interface OptionSpec {
+  key: string;
+  kind: OptionKind;
+  /** Allowed values of an enum. */
+  values?: readonly string[];
+  /** null is a valid value (shown as an empty field, "off"). */
+  nullable?: boolean;
+  /** The TRL GRPOConfig / TrainingArguments name, or null when TRL has no such option. */
+  trl: string | null;
+  help: string;
+  /** Only shown when this returns true for the effective config. */
+  when?: (config: Record<string, unknown>) => boolean;
+  step?: number;
+}
+
+export interface OptionGroup {
+  id: string;
+  title: string;
+  intro: string;
+  options: OptionSpec[];
+}
+
+const method = (c: Record<string, unknown>) => (c.reward_aggregation as { method?: string } | undefined)?.method ?? 'weighted_mean';
+
+export const SETTING_GROUPS: OptionGroup[] = [
+  {
+    id: 'generation',
+    title: 'Sampling',
+    intro: 'How each step samples a group of completions per prompt.',
+    options: [
+      { key: 'num_generations', kind: 'int', trl: 'num_generations', help: 'Completions per prompt (the group). Advantages compare completions within a group, so at least 2.' },
+      { key: 'generation_batch_size', kind: 'int', trl: 'generation_batch_size', help: 'Completions per step; a multiple of num_generations. Prompts per step = generation_batch_size / num_generations.' },
+      { key: 'max_completion_length', kind: 'int', trl: 'max_completion_length', help: 'Tokens per completion at most; longer ones are cut (truncated).' },
+      { key: 'temperature', kind: 'number', step: 0.1, trl: 'temperature', help: 'Sampling temperature; 0 is greedy (every completion of a group the same: no signal).' },
+      { key: 'top_p', kind: 'number', step: 0.05, trl: 'top_p', help: 'Nucleus sampling: keep the smallest set of tokens with this much probability.' },
+      { key: 'top_k', kind: 'int', trl: 'top_k', help: 'Keep only the k most likely tokens; 0 = all.' },
+    ],
+  },
+  {
+    id: 'objective',
+    title: 'Objective',
+    intro: 'The clipped policy loss, its normalisation and the advantages.',
+    options: [
+      { key: 'loss_type', kind: 'enum', values: ['grpo', 'bnpo', 'dapo', 'dr_grpo'], trl: 'loss_type', help: 'How token losses are averaged: per sequence (grpo), per batch token (bnpo, dapo) or by a constant (dr_grpo).' },
+      { key: 'scale_rewards', kind: 'enum', values: ['group', 'batch', 'none'], trl: 'scale_rewards', help: 'Divide advantages by the reward std of the group, of the batch, or not at all (Dr. GRPO).' },
+      { key: 'epsilon', kind: 'number', step: 0.01, trl: 'epsilon', help: 'Clip range: the probability ratio is clipped to [1 − ε, 1 + ε_high].' },
+      { key: 'epsilon_high', kind: 'number', step: 0.01, nullable: true, trl: 'epsilon_high', help: 'Upper clip (DAPO uses 0.28); empty = same as epsilon.' },
+      { key: 'dual_clip', kind: 'number', step: 0.5, nullable: true, trl: null, help: 'Dual-clip bound c > 1 for negative advantages (verl clip_ratio_c, OpenRLHF dual_clip); empty = off.' },
+      { key: 'num_iterations', kind: 'int', trl: 'num_iterations', help: 'Updates per batch of rollouts (μ). Above 1 the ratio moves away from 1 and clipping starts to act.' },
+      { key: 'importance_sampling_level', kind: 'enum', values: ['token', 'sequence'], trl: 'importance_sampling_level', help: 'Ratio per token (GRPO) or one per sequence (GSPO).' },
+      { key: 'beta', kind: 'number', step: 0.01, trl: 'beta', help: 'KL penalty weight against the starting policy; 0 loads no reference model.' },
+      { key: 'kl_estimator', kind: 'enum', values: ['k1', 'k2', 'k3'], trl: null, help: 'KL estimator (TRL always uses k3; verl kl_loss_type, OpenRLHF kl_estimator).', when: (c) => Number(c.beta) > 0 },
+      { key: 'advantage_estimator', kind: 'enum', values: ['grpo', 'rank'], trl: null, help: 'Group mean/std advantages (grpo) or centred ranks within the group (rank).' },
+      { key: 'multi_objective_aggregation', kind: 'enum', values: ['sum_then_normalize', 'normalize_then_sum'], trl: 'multi_objective_aggregation', help: 'Normalise the total reward (GRPO) or each criterion first, then sum (GDPO).' },
+      { key: 'mask_truncated_completions', kind: 'bool', trl: 'mask_truncated_completions', help: 'Leave completions cut by max_completion_length out of the loss.' },
+      { key: 'top_entropy_quantile', kind: 'number', step: 0.05, trl: 'top_entropy_quantile', help: 'Train only on the highest-entropy fraction of tokens (the 80/20 paper: 0.2); 1 = all.' },
+      { key: 'entropy_coef', kind: 'number', step: 0.001, trl: 'entropy_coef', help: 'Entropy bonus weight; 0 = entropy only logged.' },
+    ],
+  },
+  {
+    id: 'reward',
+    title: 'Reward from the rubric',
+    intro: 'How the per-criterion scores of one completion become one reward.',
+    options: [
+      {
+        key: 'reward_aggregation.method',
+        kind: 'enum',
+        values: AGGREGATIONS,
+        trl: null,
+        help: 'weighted_mean: Σ wₖsₖ / Σ positive w. healthbench_points: points of met criteria, clipped to [0, 1]. essential_gated: capped when an essential criterion fails. strict_all_required: 1 only when every required criterion passes. rubric_dropout: a random subset each step. adaptive_weights: up-weight criteria that separate the group.',
+      },
+      { key: 'reward_aggregation.pass_threshold', kind: 'number', step: 0.05, trl: null, help: 'A criterion is met when its score is at least this (default 0.5).' },
+      { key: 'reward_aggregation.gate_cap', kind: 'number', step: 0.1, trl: null, help: 'The reward of a completion failing an essential criterion is at most this (default 0).', when: (c) => method(c) === 'essential_gated' },
+      { key: 'reward_aggregation.dropout_p', kind: 'number', step: 0.05, trl: null, help: 'Probability of dropping each criterion per step (default 0.3).', when: (c) => method(c) === 'rubric_dropout' },
+      { key: 'reward_aggregation.adaptive_floor', kind: 'number', step: 0.05, trl: null, help: 'Weight multiplier of a criterion that does not separate the group (default 0.1).', when: (c) => method(c) === 'adaptive_weights' },
+    ],
+  },
+  {
+    id: 'optimizer',
+    title: 'Optimizer',
+    intro: 'AdamW and the learning-rate schedule (Hugging Face TrainingArguments names).',
+    options: [
+      { key: 'learning_rate', kind: 'number', step: 0.0001, trl: 'learning_rate', help: 'Peak learning rate. TRL defaults to 1e-6 for large models; tiny models need far more.' },
+      { key: 'lr_scheduler_type', kind: 'enum', values: ['constant', 'constant_with_warmup', 'linear', 'cosine'], trl: 'lr_scheduler_type', help: 'How the learning rate changes over max_steps.' },
+      { key: 'warmup_ratio', kind: 'number', step: 0.05, trl: 'warmup_ratio', help: 'Fraction of max_steps spent warming up from 0.' },
+      { key: 'weight_decay', kind: 'number', step: 0.01, trl: 'weight_decay', help: 'Decoupled weight decay of AdamW.' },
+      { key: 'max_grad_norm', kind: 'number', step: 0.1, nullable: true, trl: 'max_grad_norm', help: 'Clip the global gradient norm to this; empty = no clipping.' },
+      { key: 'adam_beta1', kind: 'number', step: 0.01, trl: 'adam_beta1', help: 'AdamW first-moment decay.' },
+      { key: 'adam_beta2', kind: 'number', step: 0.001, trl: 'adam_beta2', help: 'AdamW second-moment decay.' },
+      { key: 'adam_epsilon', kind: 'number', step: 1e-9, trl: 'adam_epsilon', help: 'AdamW denominator epsilon.' },
+    ],
+  },
+  {
+    id: 'run',
+    title: 'Run',
+    intro: 'Length, seed and safety of the run.',
+    options: [
+      { key: 'max_steps', kind: 'int', trl: 'max_steps', help: 'Optimizer steps in the run.' },
+      { key: 'seed', kind: 'int', trl: 'seed', help: 'Seeds sampling and prompt order: the same seed reproduces the same first rollouts on the same device.' },
+      { key: 'save_steps', kind: 'int', trl: 'save_steps', help: 'Checkpoint every N steps (and on pause); 0 = only on pause or stop.' },
+      { key: 'on_nonfinite', kind: 'enum', values: ['skip_step', 'stop'], trl: null, help: 'When the loss or a gradient is NaN/Inf the update is skipped; then go on, or stop the run.' },
+    ],
+  },
+];
+
+export const ALL_OPTIONS: OptionSpec[] = SETTING_GROUPS.flatMap((g) => g.options);
+
+/** Defaults of the nested aggregation settings that GRPO_DEFAULTS leaves undefined. */
+const AGGREGATION_DEFAULTS: Record<string, unknown> = { pass_threshold: 0.5, gate_cap: 0, dropout_p: 0.3, adaptive_floor: 0.1 };
+
+export function getPath(obj: Record<string, unknown>, key: string): unknown {
+  const [head, tail] = key.split('.', 2);
+  if (tail === undefined) return obj[head];
+  const inner = obj[head];
+  return inner !== null && typeof inner === 'object' ? (inner as Record<string, unknown>)[tail] : undefined;
+}
+
+/** A copy of `obj` with `key` set; `undefined` removes it (and an emptied nested object, except reward_aggregation.method). */
+export function setPath(obj: Record<string, unknown>, key: string, value: unknown): Record<string, unknown> {
+  const [head, tail] = key.split('.', 2);
+  const out = { ...obj };
+  if (tail === undefined) {
+    if (value === undefined) delete out[head];
+    else out[head] = value;
+    return out;
+  }
+  const inner = { ...((out[head] as Record<string, unknown> | undefined) ?? {}) };
+  if (value === undefined) delete inner[tail];
+  else inner[tail] = value;
+  if (Object.keys(inner).length === 0) delete out[head];
+  else out[head] = head === 'reward_aggregation' && inner.method === undefined ? { method: GRPO_DEFAULTS.reward_aggregation.method, ...inner } : inner;
+  return out;
+}
+
+export function defaultOf(key: string): unknown {
+  const value = getPath(GRPO_DEFAULTS as unknown as Record<string, unknown>, key);
+  if (value !== undefined) return value;
+  const [head, tail] = key.split('.', 2);
+  return head === 'reward_aggregation' ? AGGREGATION_DEFAULTS[tail] : undefined;
+}
+
+export function formatValue(value: unknown): string {
+  if (value === null) return 'none';
+  if (typeof value === 'number') return String(value);
+  return String(value);
+}
+
+/** The tooltip line: TRL name and default. */
+export function trlNote(spec: OptionSpec): string {
+  const name = spec.trl ? `TRL: ${spec.trl}` : 'not a TRL GRPOConfig option';
+  return `${name} · default ${formatValue(defaultOf(spec.key))}`;
+}

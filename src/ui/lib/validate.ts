@@ -1,0 +1,77 @@
+// Checks the experiment being edited with the same parsers the trainer uses (parseRubric,
+// parseGrpoConfig, parseExperiment), collecting every problem so the builder can show each next
+// to its field and keep Train disabled while any remains.
+import { GrpoConfigError, parseGrpoConfig, type GrpoConfig } from '../../rl/config';
+import { ExperimentError, parseExperiment } from '../../rl/experiment';
+import { parseRubric, RubricError, type Rubric } from '../../rubric';
+
+export type IssueArea = 'model' | 'prompts' | 'rubric' | 'held_out_rubric' | 'config' | 'experiment';
+
+export interface Issue {
+  area: IssueArea;
+  /** Inside the area: "criteria[1].rule.terms", "generation_batch_size", "" for the whole area. */
+  path: string;
+  message: string;
+}
+
+export interface Validation {
+  issues: Issue[];
+  rubric: Rubric | null;
+  config: GrpoConfig | null;
+  /** The experiment exactly as it will be sent to the trainer, when there are no issues. */
+  experiment: Record<string, unknown> | null;
+}
+
+const AREAS: readonly IssueArea[] = ['model', 'prompts', 'rubric', 'held_out_rubric', 'config'];
+
+/** "prompts.3: too long" → {area: prompts, path: "3"}. */
+function experimentIssue(line: string): Issue {
+  const cut = line.indexOf(': ');
+  const where = cut >= 0 ? line.slice(0, cut) : 'experiment';
+  const message = cut >= 0 ? line.slice(cut + 2) : line;
+  const [head, ...rest] = where.split('.');
+  const area = (AREAS as readonly string[]).includes(head) ? (head as IssueArea) : 'experiment';
+  return { area, path: area === 'experiment' ? where : rest.join('.'), message };
+}
+
+export function validateExperiment(experiment: Record<string, unknown>): Validation {
+  const issues: Issue[] = [];
+  let rubric: Rubric | null = null;
+  let config: GrpoConfig | null = null;
+  try {
+    rubric = parseRubric(experiment.rubric);
+  } catch (e) {
+    if (!(e instanceof RubricError)) throw e;
+    issues.push(...e.issues.map((i) => ({ area: 'rubric' as const, path: i.path === 'rubric' ? '' : i.path, message: i.message })));
+  }
+  try {
+    config = parseGrpoConfig(experiment.config);
+  } catch (e) {
+    if (!(e instanceof GrpoConfigError)) throw e;
+    issues.push(...e.issues.map((i) => ({ area: 'config' as const, path: i.path === 'config' ? '' : i.path, message: i.message })));
+  }
+  // The whole experiment, as the trainer will check it: catches what the parts above cannot.
+  try {
+    parseExperiment(experiment);
+  } catch (e) {
+    if (e instanceof ExperimentError) issues.push(...e.message.split('\n').map(experimentIssue));
+    else if (e instanceof RubricError) {
+      if (!issues.some((i) => i.area === 'rubric')) issues.push(...e.issues.map((i) => ({ area: 'held_out_rubric' as const, path: i.path, message: i.message })));
+    } else if (!(e instanceof GrpoConfigError)) throw e;
+  }
+  return { issues, rubric, config, experiment: issues.length === 0 ? experiment : null };
+}
+
+const AREA_LABELS: Record<IssueArea, string> = {
+  model: 'Model',
+  prompts: 'Prompts',
+  rubric: 'Rubric',
+  held_out_rubric: 'Held-out rubric',
+  config: 'Settings',
+  experiment: 'Experiment',
+};
+
+/** "Settings — generation_batch_size: must be a multiple of …": the parser's own line, with where it belongs. */
+export function describeIssue(issue: Issue): string {
+  return `${AREA_LABELS[issue.area]} — ${issue.path ? `${issue.path}: ` : ''}${issue.message}`;
+}
