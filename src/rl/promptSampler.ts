@@ -1,16 +1,6 @@
 // Which prompts a step trains on: every prompt once per epoch, in an order shuffled by the
 // seed and the epoch (TRL's shuffle_dataset=True), so a run is reproducible from its seed.
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32 } from '../rubric/dropout';
 
 function epochOrder(count: number, seed: number, epoch: number): number[] {
   const rand = mulberry32((seed ^ Math.imul(epoch + 1, 0x9e3779b1)) >>> 0);

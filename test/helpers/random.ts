@@ -1,13 +1,8 @@
 // Seeded random numbers so every test input is reproducible (mulberry32).
+import { mulberry32 } from '../../src/rubric/dropout';
+/** The same generator the rubric's Rubric Dropout uses. */
 export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  return mulberry32(seed);
 }
 
 /** Uniform in [lo, hi). */
