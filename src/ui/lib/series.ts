@@ -159,3 +159,28 @@ export function formatNumber(x: number): string {
   if (a >= 0.01) return x.toFixed(3).replace(/\.?0+$/, '');
   return x.toExponential(2);
 }
+
+/** Another run's reward curve drawn over the reward chart (A/B comparison). */
+export interface Overlay {
+  label: string;
+  metrics: readonly StepMetrics[];
+}
+
+/**
+ * The reward chart with each overlay's (smoothed) reward mean added as a dashed line. The x axis
+ * becomes the union of every run's steps; a run without a step there has no point (null).
+ */
+export function withOverlays(chart: ChartData, overlays: readonly Overlay[], weight: number): ChartData {
+  if (overlays.length === 0) return chart;
+  const x = [...new Set([...chart.x, ...overlays.flatMap((o) => o.metrics.map((m) => m.step))])].sort((a, b) => a - b);
+  const at = (steps: readonly number[], ys: readonly Value[]): Value[] => {
+    const byStep = new Map(steps.map((s, i) => [s, ys[i]]));
+    return x.map((s) => byStep.get(s) ?? null);
+  };
+  const lines = [...chart.lines, ...overlays.map((o, i) => ({ label: o.label, color: PALETTE[(i + 3) % PALETTE.length], dash: true }))];
+  const ys = [
+    ...chart.ys.map((y) => at(chart.x, y)),
+    ...overlays.map((o) => at(o.metrics.map((m) => m.step), smooth(o.metrics.map((m) => num(m.rewards.reward)), weight))),
+  ];
+  return { ...chart, lines, x, ys };
+}

@@ -4,6 +4,7 @@
 import type { RolloutRecord, Stage, StepMetrics } from '../../rl/grpoStep';
 import { startTrainerWorker, type LoadResult, type TrainerClient, type UiEvent } from '../../worker/trainerClient';
 import { RolloutHistory } from './rollouts';
+import type { RunView } from './runs.svelte';
 import { ScreenWakeLock } from './wakeLock';
 
 export type SessionStatus = 'idle' | 'loading' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
@@ -17,6 +18,10 @@ export class TrainingSession {
   /** Per-step problems that did not end the run (a skipped non-finite update). */
   warnings = $state<string[]>([]);
   loaded = $state<LoadResult | null>(null);
+  /** The stored run the worker has open (it saves every step there). */
+  runId = $state<string | null>(null);
+  /** A run shown read-only (reopened from the runs list or imported from a file); null while training. */
+  viewing = $state.raw<{ name: string; runId: string | null } | null>(null);
   /** The experiment the current run trains (edits in the builder apply to the next run). */
   runExperiment = $state.raw<Record<string, unknown> | null>(null);
   /** The step in progress and the last stage it reached. */
@@ -59,6 +64,60 @@ export class TrainingSession {
     await this.client!.api.singleStep();
   }
 
+  /** Shows a stored or imported run's metrics and rollouts (read-only) instead of the current run's. */
+  async show(view: RunView): Promise<void> {
+    if (this.status === 'running') await this.pause();
+    this.reset();
+    this.metrics = view.metrics;
+    for (const step of [...new Set(view.rollouts.map((r) => r.step))].sort((a, b) => a - b)) {
+      this.history.add(step, view.rollouts.filter((r) => r.step === step));
+    }
+    this.historyVersion++;
+    this.runExperiment = view.experiment;
+    this.viewing = { name: view.name, runId: view.runId };
+    this.status = 'idle';
+  }
+
+  /**
+   * Resumes a stored run from its newest checkpoint and trains on. `experiment` is the run's
+   * experiment as the builder holds it (so Train afterwards resumes instead of restarting);
+   * `stored` are its saved metrics and rollouts, shown up to the checkpoint.
+   */
+  async resume(runId: string, experiment: Record<string, unknown>, stored: RunView): Promise<void> {
+    if (this.status === 'running') await this.pause();
+    this.status = 'loading';
+    this.reset();
+    try {
+      const client = await this.ensureClient();
+      this.loaded = await client.api.open({ runId });
+      await client.api.setSlowMotion(this.slowMotion);
+    } catch (e) {
+      this.status = 'failed';
+      this.error = `Could not resume the run "${stored.name}": ${(e as Error).message}`;
+      return;
+    }
+    const from = this.loaded.step;
+    this.metrics = stored.metrics.filter((m) => m.step < from);
+    for (const step of [...new Set(stored.rollouts.map((r) => r.step))].filter((s) => s < from).sort((a, b) => a - b)) {
+      this.history.add(step, stored.rollouts.filter((r) => r.step === step));
+    }
+    this.historyVersion++;
+    this.runId = runId;
+    this.loadedKey = JSON.stringify(experiment);
+    this.runExperiment = experiment;
+    this.status = 'paused';
+    await this.client!.api.start();
+  }
+
+  /** Closes the run the worker has open (before deleting it, say). */
+  async closeRun(): Promise<void> {
+    if (this.status === 'running') await this.pause();
+    await this.client?.api.close();
+    this.loadedKey = null;
+    this.runId = null;
+    if (this.status !== 'failed') this.status = 'idle';
+  }
+
   async pause(): Promise<void> {
     await this.client?.api.pause();
   }
@@ -99,6 +158,33 @@ export class TrainingSession {
     const resumable = this.isLoaded(experiment) && (this.status === 'paused' || this.status === 'running');
     if (resumable) return true;
     this.status = 'loading';
+    this.reset();
+    try {
+      const client = await this.ensureClient();
+      this.loaded = await client.api.load(experiment);
+      await client.api.setSlowMotion(this.slowMotion);
+    } catch (e) {
+      this.status = 'failed';
+      this.error = `Could not load the experiment (model "${String(experiment.model)}"): ${(e as Error).message}`;
+      return false;
+    }
+    this.runId = this.loaded.runId;
+    this.loadedKey = JSON.stringify(experiment);
+    this.runExperiment = experiment;
+    this.status = 'paused';
+    return true;
+  }
+
+  private async ensureClient(): Promise<TrainerClient> {
+    if (!this.client) {
+      this.client = startTrainerWorker();
+      await this.client.onEvent((event) => this.onEvent(event));
+    }
+    return this.client;
+  }
+
+  /** Forgets the shown run (metrics, rollouts, stage, errors) before another is loaded or shown. */
+  private reset(): void {
     this.error = null;
     this.warnings = [];
     this.metrics = [];
@@ -109,22 +195,8 @@ export class TrainingSession {
     this.history.clear();
     this.historyVersion++;
     this.loadedKey = null;
-    try {
-      if (!this.client) {
-        this.client = startTrainerWorker();
-        await this.client.onEvent((event) => this.onEvent(event));
-      }
-      this.loaded = await this.client.api.load(experiment);
-      await this.client.api.setSlowMotion(this.slowMotion);
-    } catch (e) {
-      this.status = 'failed';
-      this.error = `Could not load the experiment (model "${String(experiment.model)}"): ${(e as Error).message}`;
-      return false;
-    }
-    this.loadedKey = JSON.stringify(experiment);
-    this.runExperiment = experiment;
-    this.status = 'paused';
-    return true;
+    this.runId = null;
+    this.viewing = null;
   }
 
   private onEvent(event: UiEvent): void {
@@ -144,7 +216,8 @@ export class TrainingSession {
         this.held = this.slowMotion && event.stage !== 'updated';
         break;
       case 'step':
-        this.metrics = [...this.metrics, event.metrics];
+        // A step replayed after resuming from an older checkpoint replaces its first record.
+        this.metrics = [...this.metrics.filter((m) => m.step !== event.metrics.step), event.metrics];
         this.history.add(event.metrics.step, event.rollouts);
         this.historyVersion++;
         this.live = [];

@@ -1,0 +1,141 @@
+// The runs saved in IndexedDB, as the runs list sees them: each with its size, the storage the
+// page uses, and what reopening, renaming, deleting, comparing and exporting a run need. The
+// trainer worker writes runs; this side reads them, renames and deletes (the same database).
+import { GRPO_DEFAULTS } from '../../rl/config';
+import type { RolloutRecord, StepMetrics } from '../../rl/grpoStep';
+import type { RunFileInput } from '../../share/runFile';
+import { RunStore, type RunInfo, type RunRecord, type StorageUsage, type StoredRollout } from '../../store';
+
+/** A run opened for viewing: from the store (runId) or from an imported file (runId null). */
+export interface RunView {
+  runId: string | null;
+  name: string;
+  experiment: Record<string, unknown>;
+  metrics: StepMetrics[];
+  rollouts: RolloutRecord[];
+}
+
+/** Compared runs' reward curves, at most this many. */
+export const MAX_COMPARE = 3;
+
+/** Rollouts without the store's bookkeeping fields (a run file's schema is strict). */
+function plain(rollouts: readonly StoredRollout[]): RolloutRecord[] {
+  return rollouts.map(({ runId: _runId, bytes: _bytes, ...r }) => r);
+}
+
+/** Only the options that differ from the defaults, as the builder keeps them. */
+export function changedOptions(config: Record<string, unknown>): Record<string, unknown> {
+  const defaults = GRPO_DEFAULTS as unknown as Record<string, unknown>;
+  return Object.fromEntries(Object.entries(config).filter(([k, v]) => JSON.stringify(v) !== JSON.stringify(defaults[k])));
+}
+
+export class RunsLibrary {
+  runs = $state.raw<RunInfo[]>([]);
+  usage = $state.raw<StorageUsage | null>(null);
+  /** The last failure (opening the database, renaming, deleting...), for the user. */
+  error = $state<string | null>(null);
+  private store: Promise<RunStore> | null = null;
+
+  constructor(private readonly database?: string) {}
+
+  private open(): Promise<RunStore> {
+    this.store ??= RunStore.open({ name: this.database }).catch((e) => {
+      this.store = null;
+      throw e;
+    });
+    return this.store;
+  }
+
+  /** Runs a store call, reporting its failure in `error`; null when it failed. */
+  private async guard<T>(what: string, body: (store: RunStore) => Promise<T>): Promise<T | null> {
+    try {
+      const out = await body(await this.open());
+      this.error = null;
+      return out;
+    } catch (e) {
+      this.error = `Could not ${what}: ${(e as Error).message}`;
+      return null;
+    }
+  }
+
+  async refresh(): Promise<void> {
+    await this.guard('read the saved runs', async (store) => {
+      this.runs = await store.listRuns();
+      this.usage = await store.storageEstimate();
+    });
+  }
+
+  async rename(id: string, name: string): Promise<boolean> {
+    const ok = await this.guard('rename the run', (store) => store.renameRun(id, name));
+    await this.refresh();
+    return ok !== null;
+  }
+
+  async remove(id: string): Promise<boolean> {
+    const ok = await this.guard('delete the run', (store) => store.deleteRun(id));
+    await this.refresh();
+    return ok !== null;
+  }
+
+  /** The experiment a stored run trains (the same one the trainer rebuilds to resume it). */
+  async experimentOf(store: RunStore, run: RunRecord): Promise<Record<string, unknown>> {
+    const rubric = await store.rubric(run.experiment.rubricVersion);
+    if (!rubric) throw new Error(`run "${run.name}" refers to a rubric version that is not stored`);
+    const heldOut = run.experiment.heldOutRubricVersion ? await store.rubric(run.experiment.heldOutRubricVersion) : null;
+    return {
+      model: run.experiment.modelId,
+      prompts: [...run.experiment.prompts],
+      rubric,
+      ...(heldOut ? { held_out_rubric: heldOut } : {}),
+      config: changedOptions(run.experiment.config as unknown as Record<string, unknown>),
+    };
+  }
+
+  /** A stored run's experiment, metrics and rollouts; null (with `error`) when it cannot be read. */
+  async view(id: string): Promise<RunView | null> {
+    return this.guard('open the run', async (store) => {
+      const run = await store.getRun(id);
+      if (!run) throw new Error('it is no longer saved');
+      return {
+        runId: id,
+        name: run.name,
+        experiment: await this.experimentOf(store, run),
+        metrics: await store.metrics(id),
+        rollouts: plain(await store.rollouts(id)),
+      };
+    });
+  }
+
+  /** Metrics of each run, for comparing reward curves. */
+  async metricsOf(ids: readonly string[]): Promise<{ id: string; name: string; metrics: StepMetrics[] }[]> {
+    const out = await this.guard('read the compared runs', (store) =>
+      Promise.all(ids.map(async (id) => ({ id, name: (await store.getRun(id))?.name ?? id, metrics: await store.metrics(id) }))),
+    );
+    return out ?? [];
+  }
+
+  /** What a run file of the stored run holds; with its newest checkpoint when asked. */
+  async fileInput(id: string, withCheckpoint: boolean): Promise<RunFileInput | null> {
+    return this.guard('export the run', async (store) => {
+      const run = await store.getRun(id);
+      if (!run) throw new Error('it is no longer saved');
+      const experiment = await this.experimentOf(store, run);
+      const input: RunFileInput = {
+        name: run.name,
+        experiment: experiment as unknown as RunFileInput['experiment'],
+        metrics: await store.metrics(id),
+        rollouts: plain(await store.rollouts(id)),
+      };
+      if (withCheckpoint) {
+        const checkpoint = await store.latestCheckpoint(id);
+        if (checkpoint) input.checkpoint = { step: checkpoint.step, files: checkpoint.files };
+      }
+      return input;
+    });
+  }
+
+  close(): void {
+    void this.store?.then((s) => s.close()).catch(() => {});
+    this.store = null;
+  }
+}
