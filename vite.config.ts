@@ -6,5 +6,11 @@ export default defineConfig({
   // Shaders live in the top-level shaders/ folder and are imported with `?raw`.
   server: { fs: { allow: ['.'] } },
   worker: { format: 'es' },
+  // Scan every page and every module the test harness imports dynamically at startup, so
+  // Vite pre-bundles all dependencies at once instead of discovering one mid-test and
+  // reloading the page (which fails an in-flight dynamic import).
+  optimizeDeps: {
+    entries: ['index.html', 'test/harness/index.html', 'test/harness/cases/*.ts', 'bench/*.html', 'scripts/page/*.ts', 'src/worker/*.ts'],
+  },
   build: { target: 'es2022' },
 });
