@@ -1,0 +1,121 @@
+// Peer for bench/model.ts: the same GPT-2 (learned positions, LayerNorm, gelu_new, tied head)
+// written in jax-js on its WebGPU device, with gradients from valueAndGrad, compiled by jit.
+// Same parameter tensors (the engine's q/k/v split and Conv1D [in, out] layouts), same batch,
+// same loss: the mean next-token cross-entropy over the masked positions.
+//
+// What jax-js 0.1.25 lacks here:
+// - jit cannot compile the gradient of np.take (the token embedding gather): "jit: routine
+//   primitive scatter input is not imm". Under jit the token embedding is therefore a one-hot
+//   matmul, [rows, V] x [V, D], which costs as much as the LM head's forward product; without
+//   jit (eager) np.take and its scatter gradient work.
+// - Under jit on WebGPU the result is wrong once the vocabulary is large. With 1 layer, d 64,
+//   4 tokens: vocab 259 gives the same loss and gradient norm as TensorFlow.js and eager jax-js,
+//   vocab 20000 or 50257 gives loss 0 and gradient norms 45-70x too large. Narrowed down:
+//   jit(valueAndGrad(W => sum(logSoftmax(h · Wᵀ) * oneHot(t, 20000)))) returns 1822.7 where
+//   eager returns -39.6, while jit of logSoftmax's forward alone, and of the one-hot embedding
+//   and the head matmul with their gradients, are right. Eager mode is right at every size.
+//   bench/model.mjs times both modes and flags any result that differs from ours.
+import { blockUntilReady, defaultDevice, init, jit, nn, numpy as np, tree, valueAndGrad, type Array as JaxArray } from '@jax-js/jax';
+import type { ModelConfig } from '../../src/model/config';
+import type { Tensor } from '../../src/model/safetensors';
+import { modelNames } from '../../src/model/weights';
+import type { PeerBatch, PeerRunner } from './tfjsGpt2';
+
+type Params = { [name: string]: JaxArray };
+
+let ready: Promise<string | null> | null = null;
+
+/** Starts jax-js's WebGPU device and makes it the default; resolves to an error message or null. */
+export function jaxWebGpu(): Promise<string | null> {
+  ready ??= (async () => {
+    try {
+      const devices = await init('webgpu');
+      if (!devices.includes('webgpu')) return `jax-js init("webgpu") found no WebGPU device (got: ${devices.join(', ') || 'none'})`;
+      defaultDevice('webgpu');
+      return null;
+    } catch (err) {
+      return `jax-js init("webgpu") threw: ${(err as Error).message}`;
+    }
+  })();
+  return ready;
+}
+
+export type JaxMode = 'jit' | 'eager';
+
+export async function jaxGpt2Runner(config: ModelConfig, weights: Map<string, Tensor>, b: PeerBatch, mode: JaxMode): Promise<PeerRunner> {
+  if (config.architecture !== 'gpt2') throw new RangeError(`the jax-js peer implements GPT-2 only, got ${config.architecture}`);
+  const error = await jaxWebGpu();
+  if (error) throw new Error(error);
+  const names = modelNames(config);
+  const { batch: B, seqLen: T } = b;
+  const D = config.hiddenSize;
+  const H = config.numHeads;
+  const hd = config.headDim;
+  const V = config.vocabSize;
+  const eps = config.normEps;
+  const rows = B * T;
+  const count = b.mask.reduce((s, m) => s + m, 0);
+
+  const params: Params = {};
+  for (const [name, t] of weights) params[name] = np.array(t.data, { shape: t.shape, device: 'webgpu' });
+  const ids = np.array(Int32Array.from(b.ids), { shape: [rows], dtype: np.int32, device: 'webgpu' });
+  const targets = np.array(Int32Array.from(b.targets), { shape: [rows], dtype: np.int32, device: 'webgpu' });
+  const mask = np.array(b.mask, { shape: [rows], device: 'webgpu' });
+  await blockUntilReady([params, ids, targets, mask]);
+
+  // jax-js counts references: every op consumes its arguments, `.ref` keeps one for a later use.
+  const lossOf = (p: Params, tokenIds: JaxArray, next: JaxArray, weight: JaxArray): JaxArray => {
+    const layerNorm = (x: JaxArray, g: string, bias: string | null) => {
+      const y = nn.standardize(x, -1, { epsilon: eps }).mul(p[g]);
+      return bias ? y.add(p[bias]) : y;
+    };
+    const linear = (x: JaxArray, w: string, bias: string | null) => {
+      const y = np.matmul(x, p[w]);
+      return bias ? y.add(p[bias]) : y;
+    };
+    // The token table is also the LM head (tied): its first use keeps a reference.
+    const tokenRows = mode === 'jit' ? np.matmul(nn.oneHot(tokenIds, V), p[names.tokens].ref) : np.take(p[names.tokens].ref, tokenIds, 0);
+    let x = tokenRows.reshape([B, T, D]).add(p[names.positions!].slice([0, T])).reshape([rows, D]);
+    for (const l of names.layers) {
+      const h = layerNorm(x.ref, l.norm1, l.norm1Bias);
+      const q = linear(h.ref, l.q, l.qBias).reshape([B, T, H, hd]);
+      const k = linear(h.ref, l.k, l.kBias).reshape([B, T, H, hd]);
+      const v = linear(h, l.v, l.vBias).reshape([B, T, H, hd]);
+      const att = nn.dotProductAttention(q, k, v, { isCausal: true }).reshape([rows, D]);
+      x = x.add(linear(att, l.o, l.oBias));
+      const h2 = layerNorm(x.ref, l.norm2, l.norm2Bias);
+      x = x.add(linear(nn.gelu(linear(h2, l.up, l.upBias), { approximate: true }), l.down, l.downBias));
+    }
+    const hf = layerNorm(x, names.finalNorm, names.finalNormBias);
+    const logits = np.matmul(hf, p[names.head].transpose()); // [rows, V]
+    const picked = nn.logSoftmax(logits, -1).mul(nn.oneHot(next, V)).sum(-1);
+    return picked.mul(weight).sum().mul(-1 / count);
+  };
+  const grads = valueAndGrad(lossOf);
+  const fn = mode === 'jit' ? jit(grads) : grads;
+
+  return {
+    notes: mode === 'jit' ? 'jit(valueAndGrad), token embedding as a one-hot matmul' : 'eager valueAndGrad, np.take embedding',
+    async step() {
+      const t0 = performance.now();
+      const [value, g] = fn(tree.ref(params), ids.ref, targets.ref, mask.ref);
+      // jax-js is lazy: wait until every gradient is computed, then read the loss.
+      await blockUntilReady(g);
+      const loss = (await value.data())[0];
+      const seconds = (performance.now() - t0) / 1000;
+      tree.dispose(g);
+      return { seconds, loss };
+    },
+    async gradNorm() {
+      const [value, g] = fn(tree.ref(params), ids.ref, targets.ref, mask.ref);
+      value.dispose();
+      let sum = 0;
+      for (const leaf of tree.leaves(g)) sum += (await np.square(leaf).sum().data())[0];
+      return Math.sqrt(sum);
+    },
+    dispose() {
+      if (mode === 'jit') (fn as typeof fn & { dispose(): void }).dispose();
+      tree.dispose([params, ids, targets, mask]);
+    },
+  };
+}
