@@ -11,8 +11,9 @@ transformer.*), over a byte vocabulary: ids 0-255 are bytes, 256 <|bos|>, 257 <|
 258 <|pad|>. An example is <|bos|> "Instruction: {i}\\nResponse: " {response} <|endoftext|>.
 Examples are packed whole into rows of 256 tokens; attention stays inside each example and
 positions restart at 0 for each one, exactly as the app sees a single prompt. The loss is the
-mean next-token cross-entropy over every real token of every example (prompt, response and the
-final <|endoftext|>), never over padding.
+mean next-token cross-entropy over every real token (instruction, response and the final
+<|endoftext|>), never over padding; --loss response keeps only the response and EOS targets
+(it learned more slowly here: predicting the instruction helps the model read it).
 
 Writes config.json, model.safetensors (F32, HF names), tokenizer.json (ByteLevel BPE, no merges),
 tokenizer_config.json, generation_config.json and RECIPE.md (with losses, timings and sample
@@ -244,7 +245,8 @@ def prompt_ids(instruction):
 
 def pack(examples, seed):
     """First-fit-decreasing packing of whole examples into rows of CONTEXT tokens, in shuffled
-    chunks. Returns ids [R, T] (PAD-filled), pos [R, T], seg [R, T] (-1 on padding)."""
+    chunks. Returns ids [R, T] (PAD-filled), pos [R, T], seg [R, T] (-1 on padding) and
+    resp [R, T] (True on response bytes and the final EOS)."""
     rng = random.Random(seed)
     order = list(range(len(examples)))
     rng.shuffle(order)
@@ -266,6 +268,8 @@ def pack(examples, seed):
     ids = torch.full((len(rows), CONTEXT), PAD, dtype=torch.long)
     pos = torch.zeros((len(rows), CONTEXT), dtype=torch.long)
     seg = torch.full((len(rows), CONTEXT), -1, dtype=torch.long)
+    resp = torch.zeros((len(rows), CONTEXT), dtype=torch.bool)
+    starts = response_starts(examples)
     for r, members in enumerate(rows):
         at = 0
         for j, i in enumerate(members):
@@ -273,8 +277,9 @@ def pack(examples, seed):
             ids[r, at:at + len(ex)] = torch.tensor(ex)
             pos[r, at:at + len(ex)] = torch.arange(len(ex))
             seg[r, at:at + len(ex)] = j
+            resp[r, at + starts[i]:at + len(ex)] = True
             at += len(ex)
-    return ids, pos, seg
+    return ids, pos, seg, resp
 
 
 def response_starts(examples):
@@ -282,10 +287,10 @@ def response_starts(examples):
     marker = list(b"\nResponse: ")
     out = []
     for ex in examples:
-        for i in range(len(ex) - len(marker)):
-            if ex[i:i + len(marker)] == marker:
-                out.append(i + len(marker))
-                break
+        at = next((i for i in range(len(ex) - len(marker)) if ex[i:i + len(marker)] == marker), None)
+        if at is None:
+            raise ValueError("an example without \"\\nResponse: \"")
+        out.append(at + len(marker))
     return out
 
 
@@ -317,14 +322,14 @@ def batches(examples, batch, seed):
     """An endless, deterministic stream of (epoch, index-in-epoch, rows) batches."""
     epoch = 0
     while True:
-        ids, pos, seg = pack(examples, seed * 1000 + epoch)
-        for i in range(0, ids.shape[0] - batch + 1, batch):
-            yield epoch, i // batch, (ids[i:i + batch], pos[i:i + batch], seg[i:i + batch])
+        rows = pack(examples, seed * 1000 + epoch)
+        for i in range(0, rows[0].shape[0] - batch + 1, batch):
+            yield epoch, i // batch, tuple(x[i:i + batch] for x in rows)
         epoch += 1
 
 
-def evaluate(p, cfg, packed, response_mask):
-    ids, pos, seg = packed
+def evaluate(p, cfg, packed):
+    ids, pos, seg, response_mask = packed
     total = {"all": [0.0, 0], "response": [0.0, 0]}
     with torch.no_grad():
         for i in range(0, ids.shape[0], 32):
@@ -338,34 +343,18 @@ def evaluate(p, cfg, packed, response_mask):
     return {k: v[0] / v[1] for k, v in total.items()}
 
 
-def heldout_packed(examples):
-    ids, pos, seg = pack(examples, 99)
-    # Response positions: position >= the response start of the example the token belongs to.
-    starts = response_starts(examples)
-    lookup = {tuple(ex): s for ex, s in zip(examples, starts)}
-    resp = torch.zeros_like(ids, dtype=torch.bool)
-    for r in range(ids.shape[0]):
-        row = ids[r].tolist()
-        at = 0
-        while at < CONTEXT and row[at] == BOS:
-            end = row.index(EOS, at) + 1
-            resp[r, at + lookup[tuple(row[at:end])]:end] = True
-            at = end
-    return (ids, pos, seg), resp
-
-
 def train(args):
     train_pairs = corpus.make_pairs(TRAIN_PAIRS, TRAIN_SEED)
     held_pairs = corpus.make_pairs(HELDOUT_PAIRS, HELDOUT_SEED, exclude={(i, r) for i, r, _ in train_pairs})
     train_ex = [encode_example(i, r) for i, r, _ in train_pairs]
     held_ex = [encode_example(i, r) for i, r, _ in held_pairs]
-    held, held_resp = heldout_packed(held_ex)
+    held = pack(held_ex, 99)
     # Does the response depend on the instruction? The same held-out responses after a
     # different example's instruction (about another topic) should cost more.
     probe = [(i, r) for i, r, k in held_pairs if k][:300]
     fits = [j for j, (_, r) in enumerate(probe) if len(encode_example(probe[(j + 1) % len(probe)][0], r)) <= CONTEXT]
-    own_probe = heldout_packed([encode_example(*probe[j]) for j in fits])
-    swap_probe = heldout_packed([encode_example(probe[(j + 1) % len(probe)][0], probe[j][1]) for j in fits])
+    own_probe = pack([encode_example(*probe[j]) for j in fits], 99)
+    swap_probe = pack([encode_example(probe[(j + 1) % len(probe)][0], probe[j][1]) for j in fits], 99)
     stats = corpus.statistics(train_pairs)
     print(f"corpus: {stats}", flush=True)
 
@@ -375,7 +364,7 @@ def train(args):
     no_decay = [v for k, v in params.items() if v.dim() != 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=args.lr, betas=(0.9, 0.95), eps=1e-8)
-    step, train_seconds, history = 0, 0.0, []
+    step, train_seconds, history, smooth = 0, 0.0, [], None
     if os.path.exists(args.checkpoint) and not args.fresh:
         ck = torch.load(args.checkpoint)
         if ck["config"] != cfg or ck["args"] != vars_for_checkpoint(args):
@@ -385,7 +374,7 @@ def train(args):
                 for k, v in ck["params"].items():
                     params[k].copy_(v)
             opt.load_state_dict(ck["opt"])
-            step, train_seconds, history = ck["step"], ck["train_seconds"], ck["history"]
+            step, train_seconds, history, smooth = ck["step"], ck["train_seconds"], ck["history"], ck.get("smooth")
             print(f"resumed from {args.checkpoint} at step {step}", flush=True)
 
     nparams = sum(v.numel() for v in params.values())
@@ -397,14 +386,13 @@ def train(args):
     stream = batches(train_ex, args.batch, args.seed)
     for _ in range(step):  # skip what the checkpoint already trained on
         next(stream)
-    smooth = None
     t_last = time.time()
     while step < args.steps:
-        epoch, _, (ids, pos, seg) = next(stream)
+        epoch, _, (ids, pos, seg, resp) = next(stream)
         lr = lr_at(step, args.steps, args.lr, args.warmup, 0.1)
         for group in opt.param_groups:
             group["lr"] = lr
-        total, n = batch_loss(params, cfg, ids, pos, seg)
+        total, n = batch_loss(params, cfg, ids, pos, seg, resp if args.loss == "response" else None)
         loss = total / n
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -419,9 +407,9 @@ def train(args):
             print(f"step {step}/{args.steps} epoch {epoch} loss {loss.item():.4f} (smoothed {smooth:.4f}) lr {lr:.2e} "
                   f"grad norm {gnorm:.2f} tokens/step {n} elapsed {train_seconds / 60:.1f} min", flush=True)
         if step % args.eval_every == 0 or step == args.steps:
-            ev = evaluate(params, cfg, held, held_resp)
-            ev_swap = evaluate(params, cfg, *swap_probe)
-            ev_own = evaluate(params, cfg, *own_probe)
+            ev = evaluate(params, cfg, held)
+            ev_swap = evaluate(params, cfg, swap_probe)
+            ev_own = evaluate(params, cfg, own_probe)
             gap = ev_swap["response"] - ev_own["response"]
             history.append({"step": step, "train_loss_smoothed": round(smooth, 4), "heldout_loss": round(ev["all"], 4),
                             "instruction_gap": round(gap, 4),
@@ -430,8 +418,8 @@ def train(args):
                   f"response loss after another topic's instruction is higher by {gap:.4f}", flush=True)
             t_last = time.time()  # evaluation time is not training time
         if step % args.checkpoint_every == 0 or step == args.steps:
-            save_checkpoint(args, params, opt, step, train_seconds, history)
-    final = evaluate(params, cfg, held, held_resp)
+            save_checkpoint(args, params, opt, step, train_seconds, history, smooth)
+    final = evaluate(params, cfg, held)
     return params, {
         "stats": stats, "nparams": nparams, "steps": step, "train_seconds": train_seconds, "history": history,
         "final_train_loss_smoothed": history[-1]["train_loss_smoothed"] if history else None,
@@ -440,13 +428,14 @@ def train(args):
 
 
 def vars_for_checkpoint(args):
-    return {k: getattr(args, k) for k in ("steps", "batch", "lr", "warmup", "weight_decay", "seed")}
+    return {k: getattr(args, k) for k in ("steps", "batch", "lr", "warmup", "weight_decay", "seed", "loss")}
 
 
-def save_checkpoint(args, params, opt, step, train_seconds, history):
+def save_checkpoint(args, params, opt, step, train_seconds, history, smooth):
     tmp = args.checkpoint + ".tmp"
     torch.save({"config": CONFIG, "args": vars_for_checkpoint(args), "params": {k: v.detach() for k, v in params.items()},
-                "opt": opt.state_dict(), "step": step, "train_seconds": train_seconds, "history": history}, tmp)
+                "opt": opt.state_dict(), "step": step, "train_seconds": train_seconds, "history": history,
+                "smooth": smooth}, tmp)
     os.replace(tmp, args.checkpoint)
 
 
@@ -642,7 +631,8 @@ def write_recipe(out_dir, args, info, rows, counts):
         "- Same math as `gpt2_forward` in `scripts/golden/make_golden.py` (the script checks its forward against it).",
         f"- Examples packed whole into rows of {CONTEXT} tokens; attention stays inside each example and positions",
         "  restart at 0 for each, as for a single prompt in the app.",
-        "- Loss: mean next-token cross-entropy over all real tokens (instruction, response and EOS), none on padding.",
+        ("- Loss: mean next-token cross-entropy over the response bytes and the final EOS (the instruction is read, not predicted)."
+         if args.loss == "response" else "- Loss: mean next-token cross-entropy over all real tokens (instruction, response and EOS)."),
         f"- AdamW (betas 0.9/0.95, eps 1e-8, weight decay {args.weight_decay} on matrices), peak lr {args.lr}, "
         f"{args.warmup} warmup steps, cosine decay to 10%, grad-norm clip 1.0, seed {args.seed}.",
         f"- {info['steps']} steps x {args.batch} rows x {CONTEXT} tokens ({info['steps'] * args.batch * CONTEXT / info['tokens_per_epoch']:.1f} "
@@ -687,15 +677,17 @@ def write_recipe(out_dir, args, info, rows, counts):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--steps", type=int, default=1600)
+    ap.add_argument("--steps", type=int, default=3200)
     ap.add_argument("--batch", type=int, default=16, help="rows of 256 tokens per step")
     ap.add_argument("--lr", type=float, default=4e-3)
     ap.add_argument("--warmup", type=int, default=100)
+    ap.add_argument("--loss", choices=["response", "all"], default="all",
+                    help="train on response tokens (and EOS) only, or on every real token")
     ap.add_argument("--weight-decay", dest="weight_decay", type=float, default=0.1)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sample-seed", dest="sample_seed", type=int, default=1)
     ap.add_argument("--log-every", dest="log_every", type=int, default=25)
-    ap.add_argument("--eval-every", dest="eval_every", type=int, default=200)
+    ap.add_argument("--eval-every", dest="eval_every", type=int, default=400)
     ap.add_argument("--checkpoint-every", dest="checkpoint_every", type=int, default=50)
     ap.add_argument("--checkpoint", default=os.path.join(tempfile.gettempdir(), "tiny-gpt2-byte.ckpt.pt"))
     ap.add_argument("--out", default=OUT_DIR)
