@@ -108,9 +108,10 @@ describe('embedded default model: public/models/tiny-gpt2-byte', () => {
     }
   });
 
-  it('the weights are trained: a float64 forward predicts corpus-style examples at under 1.5 nats/token', () => {
-    // An untrained model sits near ln(259) = 5.6 nats/token and a byte-frequency model near 3;
-    // the trained one is well under 1 on text like its corpus (RECIPE.md: held-out loss).
+  it('the weights are trained: a float64 forward predicts corpus-style examples at under 0.8 nats/token', () => {
+    // An untrained model sits near ln(259) = 5.6 nats/token and a byte-frequency model near 3; the
+    // shipped one gives 0.24 and 0.29 here (held-out loss 0.21 in RECIPE.md), an undertrained one
+    // (1200 steps, held-out 0.52) gave 0.56 and 0.86.
     const tok = new ByteTokenizer();
     const w = loadWeights();
     for (const [instruction, response] of [
@@ -119,7 +120,7 @@ describe('embedded default model: public/models/tiny-gpt2-byte', () => {
     ]) {
       const ids = [256, ...tok.encode(PROMPT_TEMPLATE.replace('{prompt}', instruction) + response), 257];
       const loss = meanNextTokenLoss(w, config.numHeads, config.normEps, ids);
-      expect(loss, instruction).toBeLessThan(1.5);
+      expect(loss, instruction).toBeLessThan(0.8);
     }
   });
 });
