@@ -6,7 +6,9 @@
 //   node scripts/train.mjs EXPERIMENT.json [--steps N] [--out DIR]
 //
 // Writes DIR/metrics.json (one object per step) and DIR/rollouts.json (the last step's
-// rollouts); DIR defaults to ./train-out. Prints one line per step.
+// rollouts); DIR defaults to ./train-out. Prints one line per step. An experiment whose judge is
+// {"kind": "remote", ...} takes its API key from the RUBRIC_JUDGE_API_KEY environment variable
+// (never from the experiment file).
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -35,7 +37,7 @@ if (steps !== undefined && (!Number.isInteger(steps) || steps < 1)) {
 
 const harness = await openHarness();
 try {
-  const result = await harness.runModule('/scripts/page/train.ts', 'runExperiment', { experiment, steps });
+  const result = await harness.runModule('/scripts/page/train.ts', 'runExperiment', { experiment, steps, judgeApiKey: process.env.RUBRIC_JUDGE_API_KEY });
   for (const m of result.metrics) {
     const r = m.rewards.reward;
     console.log(

@@ -1,7 +1,7 @@
 // In-page side of scripts/train.mjs: runs an experiment with the same trainer the app uses.
 import type { GpuRuntime } from '../../src/gpu/runtime';
 import { fetchModelFiles, modelUrl } from '../../src/model/load';
-import { buildGrpoContext } from '../../src/rl/context';
+import { buildGrpoContext, releaseGrpoContext } from '../../src/rl/context';
 import { parseExperiment } from '../../src/rl/experiment';
 import type { RolloutRecord, StepMetrics } from '../../src/rl/grpoStep';
 import { GrpoTrainer } from '../../src/rl/trainer';
@@ -10,12 +10,14 @@ export interface TrainRequest {
   experiment: unknown;
   /** Stop after this many steps (default: the experiment's max_steps). */
   steps?: number;
+  /** The remote judge's API key (scripts/train.mjs reads it from RUBRIC_JUDGE_API_KEY). */
+  judgeApiKey?: string;
 }
 
 export async function runExperiment(rt: GpuRuntime, request: TrainRequest) {
   const { experiment } = parseExperiment(request.experiment);
   const files = await fetchModelFiles(modelUrl(experiment.model));
-  const ctx = await buildGrpoContext(rt, experiment, files);
+  const ctx = await buildGrpoContext(rt, experiment, files, { judgeApiKey: request.judgeApiKey });
   const metrics: StepMetrics[] = [];
   let lastRollouts: RolloutRecord[] = [];
   const errors: string[] = [];
@@ -30,7 +32,6 @@ export async function runExperiment(rt: GpuRuntime, request: TrainRequest) {
   });
   const steps = request.steps ?? ctx.config.max_steps;
   for (let i = 0; i < steps && trainer.status !== 'failed' && trainer.status !== 'finished'; i++) await trainer.singleStep();
-  ctx.model.params.destroy();
-  ctx.reference?.params.destroy();
+  releaseGrpoContext(ctx);
   return { status: trainer.status, steps: trainer.step, metrics, rollouts: lastRollouts, errors };
 }

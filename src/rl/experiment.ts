@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { parseRubric } from '../rubric';
 import { parseGrpoConfig } from './config';
+import { DEFAULT_JUDGE, judgeChoiceSchema, keyFieldIn } from './judgeChoice';
 
 export const experimentSchema = z
   .object({
@@ -13,6 +14,8 @@ export const experimentSchema = z
     /** Optional clean rubric scored alongside (never trained on), e.g. to expose reward hacking. */
     held_out_rubric: z.unknown().optional(),
     config: z.record(z.string(), z.unknown()).default({}),
+    /** Who answers judge-question criteria (default: rules only). Never carries an API key. */
+    judge: judgeChoiceSchema.optional(),
   })
   .strict();
 
@@ -27,6 +30,8 @@ export class ExperimentError extends Error {
 
 /** Validates every part (rubric and config too) before anything is loaded or trained. */
 export function parseExperiment(input: unknown) {
+  const judgeKey = typeof input === 'object' && input !== null ? keyFieldIn((input as { judge?: unknown }).judge) : null;
+  if (judgeKey) throw new ExperimentError(`judge: ${judgeKey}`);
   const parsed = experimentSchema.safeParse(input);
   if (!parsed.success) {
     throw new ExperimentError(parsed.error.issues.map((i) => `${i.path.join('.') || 'experiment'}: ${i.message}`).join('\n'));
@@ -34,6 +39,7 @@ export function parseExperiment(input: unknown) {
   const rubric = parseRubric(parsed.data.rubric);
   const heldOutRubric = parsed.data.held_out_rubric === undefined ? null : parseRubric(parsed.data.held_out_rubric);
   const config = parseGrpoConfig(parsed.data.config);
-  return { experiment: parsed.data, rubric, heldOutRubric, config };
+  const judge = parsed.data.judge ?? DEFAULT_JUDGE;
+  return { experiment: parsed.data, rubric, heldOutRubric, config, judge };
 }
 

@@ -45,6 +45,8 @@ export interface GrpoContext {
   modelJudge?: Judge;
   judgeCache?: JudgeCache;
   config: GrpoConfig;
+  /** Frees the judge's own GPU weights (self and model judges). */
+  releaseJudge?: () => void;
 }
 
 export interface RolloutRecord {
@@ -57,6 +59,15 @@ export interface RolloutRecord {
   completion_ids: number[];
   /** Sampling log-probs of the completion tokens. */
   logprobs: number[];
+  /** Per completion token (for the inspector's heatmap; absent in runs saved before they existed): */
+  /** each token's text; */
+  tokens?: string[];
+  /** the policy's entropy at that position (first update pass); */
+  token_entropy?: number[];
+  /** π_θ/π_old at the last update pass (exactly 1 when num_iterations = 1); */
+  token_ratio?: number[];
+  /** the token's weight in the loss: 0 when masked (truncated, or below top_entropy_quantile), else 1. */
+  token_weight?: number[];
   truncated: boolean;
   results: CriterionResult[];
   /** Scores aligned with rubric.criteria (null = not scored). */
@@ -136,6 +147,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     completion: tokenizer.decode(ids),
     completion_ids: ids,
     logprobs: gen.logprobs[r],
+    tokens: ids.map((id) => tokenizer.decode([id])),
     truncated: gen.truncated[r],
     results: [],
     scores: [],
@@ -244,6 +256,11 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   let scalars: Float32Array = new Float32Array(POLICY_LOSS_SCALARS.length);
   let gradNorm = 0;
   let skipped = false;
+  // Per-token data for the inspector, read back in the update's own submissions.
+  let entropyRead: Promise<Float32Array> | null = null;
+  let oldRead: Promise<Float32Array> | null = null;
+  let lastRead: Promise<Float32Array> | null = null;
+  let entropyMask: Float32Array | null = null;
   try {
     for (let it = 0; it < cfg.num_iterations; it++) {
       rec = rt.recorder(`grpo.update.${it}`);
@@ -261,16 +278,19 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
           rec.copy(refLp.logprobs, ref, rows * 4);
           rec.releaseAfterSubmit(refLp.logprobs, refLp.entropy, refLp.rowStats, ...refState.owned);
         }
+        entropyRead = rec.readF32(lp.entropy, rows);
+        if (cfg.num_iterations > 1) oldRead = rec.readF32(lp.logprobs, rows);
         if (cfg.top_entropy_quantile < 1) {
           // The entropy mask needs this pass's entropies on the host: one extra submission.
-          const entropies = rec.readF32(lp.entropy, rows);
           await rec.submit();
-          const threshold = maskedQuantile(await entropies, batch.mask, 1 - cfg.top_entropy_quantile);
-          const e = await entropies;
-          tokenWeights = rt.upload(Float32Array.from(e, (h) => (h >= threshold ? 1 : 0)), 'grpo.entropy_mask');
+          const e = await entropyRead;
+          const threshold = maskedQuantile(e, batch.mask, 1 - cfg.top_entropy_quantile);
+          entropyMask = Float32Array.from(e, (h) => (h >= threshold ? 1 : 0));
+          tokenWeights = rt.upload(entropyMask, 'grpo.entropy_mask');
           rec = rt.recorder('grpo.update.0b');
         }
       }
+      if (it > 0 && it === cfg.num_iterations - 1) lastRead = rec.readF32(lp.logprobs, rows);
       const loss = recordPolicyLoss(rt, rec, { n: N, l: T }, { logprobs: lp.logprobs, oldLogprobs: old, refLogprobs: ref, mask, advantages: adv.advantages, entropy: lp.entropy, tokenWeights }, lossOptions);
       const dLogits = recordLogprobsBackward(rt, rec, lp, loss.gradLogprobs, loss.gradEntropy);
       model.backward(rec, state, dLogits);
@@ -303,6 +323,15 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     rt.release(targets, mask, old, adv.advantages, ...(ref ? [ref] : []), ...(tokenWeights ? [tokenWeights] : []));
   }
   const updateSeconds = (performance.now() - tUpdate) / 1000;
+  const entropies = entropyRead ? await entropyRead : null;
+  const ratios = oldRead && lastRead ? { old: await oldRead, last: await lastRead } : null;
+  rollouts.forEach((r, b) => {
+    const at = (j: number) => b * T + batch.completionStart + j;
+    const n = r.completion_ids.length;
+    if (entropies) r.token_entropy = Array.from({ length: n }, (_, j) => entropies[at(j)]);
+    r.token_ratio = Array.from({ length: n }, (_, j) => (ratios ? Math.exp(ratios.last[at(j)] - ratios.old[at(j)]) : 1));
+    r.token_weight = Array.from({ length: n }, (_, j) => batch.mask[at(j)] * (entropyMask ? entropyMask[at(j)] : 1));
+  });
   const named = Object.fromEntries(POLICY_LOSS_SCALARS.map((k, i) => [k, scalars[i]])) as Record<(typeof POLICY_LOSS_SCALARS)[number], number>;
   await hooks.onStage?.('updated', rollouts);
 

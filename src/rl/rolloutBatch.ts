@@ -11,6 +11,8 @@ export interface RolloutBatch {
   mask: Float32Array;
   /** Completion tokens in the loss. */
   completionTokens: number;
+  /** Row position whose target is completion token 0 (completion token j: this + j). */
+  completionStart: number;
 }
 
 export function buildRolloutBatch(
@@ -41,7 +43,7 @@ export function buildRolloutBatch(
     for (let j = 0; j < completions[b].length; j++) mask[row + P - 1 + j] = 1;
     completionTokens += completions[b].length;
   }
-  return { tokens: { batch: N, seqLen: T, ids, pads }, targets, mask, completionTokens };
+  return { tokens: { batch: N, seqLen: T, ids, pads }, targets, mask, completionTokens, completionStart: P - 1 };
 }
 
 /** The q-quantile (linear interpolation, as torch.quantile) of the values where mask > 0. */

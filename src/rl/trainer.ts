@@ -31,8 +31,10 @@ export class GrpoTrainer {
   /** Optimizer steps taken so far. */
   step: number;
   status: TrainerStatus = 'idle';
-  /** When true, a running step waits at every stage until advance() is called. */
+  /** When true, a running step waits at every stage until advance() is called… */
   slowMotion = false;
+  /** …or, when set, until this many milliseconds have passed (the slow-motion speed). */
+  stageDelayMs: number | null = null;
   private pauseRequested = false;
   private abort: AbortController | null = null;
   private stageGate: (() => void) | null = null;
@@ -68,6 +70,23 @@ export class GrpoTrainer {
     this.pauseRequested = false;
     this.loop = this.run(1).finally(() => (this.loop = null));
     return this.loop;
+  }
+
+  /** Slow motion on or off; stageDelayMs null holds each stage until advance(). */
+  setSlowMotion(on: boolean, stageDelayMs: number | null = null): void {
+    this.slowMotion = on;
+    this.stageDelayMs = stageDelayMs;
+    if (!on) this.advance();
+    else this.scheduleAdvance();
+  }
+
+  /** With a stage delay, lets the stage held now go on once the delay has passed. */
+  private scheduleAdvance(): void {
+    const gate = this.stageGate;
+    if (!gate || this.stageDelayMs === null) return;
+    setTimeout(() => {
+      if (this.stageGate === gate) this.advance();
+    }, this.stageDelayMs);
   }
 
   /** Lets a step held at a stage (slow motion) go on to the next stage. */
@@ -111,7 +130,10 @@ export class GrpoTrainer {
           onStage: async (stage, rollouts) => {
             this.emit({ type: 'stage', step, stage, rollouts: [...rollouts] });
             if (this.slowMotion && stage !== 'updated' && !this.pauseRequested) {
-              await new Promise<void>((resolve) => (this.stageGate = resolve));
+              await new Promise<void>((resolve) => {
+                this.stageGate = resolve;
+                this.scheduleAdvance();
+              });
             }
           },
         });

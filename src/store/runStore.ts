@@ -6,6 +6,7 @@
 import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import type { CheckpointFiles } from '../model/checkpoint';
 import type { GrpoConfig } from '../rl/config';
+import { judgeChoiceSchema, type JudgeChoice } from '../rl/judgeChoice';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { Rubric } from '../rubric';
 import { DEFAULT_PASS_THRESHOLD } from '../rubric/aggregate';
@@ -63,6 +64,8 @@ export interface NewRun {
   heldOutRubric?: Rubric;
   /** A parsed GRPO config (parseGrpoConfig). */
   config: GrpoConfig;
+  /** Who answers judge questions (parsed; never holds a key). Absent: rules only. */
+  judge?: JudgeChoice;
   /** Default 'paused': created, not yet training. */
   status?: RunStatus;
 }
@@ -242,6 +245,7 @@ export class RunStore {
         ...(spec.promptSetId !== undefined ? { promptSetId: spec.promptSetId } : {}),
         rubricVersion: version,
         ...(heldOutVersion !== undefined ? { heldOutRubricVersion: heldOutVersion } : {}),
+        ...(spec.judge !== undefined ? { judge: judgeChoiceSchema.parse(spec.judge) } : {}),
         config: spec.config,
       },
       lastStep: null,

@@ -4,6 +4,7 @@
 import type { DBSchema } from 'idb';
 import type { CheckpointFiles } from '../model/checkpoint';
 import type { GrpoConfig } from '../rl/config';
+import type { JudgeChoice } from '../rl/judgeChoice';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { Rubric } from '../rubric';
 
@@ -24,6 +25,8 @@ export interface RunExperiment {
   rubricVersion: string;
   /** Version of the held-out rubric (scored alongside, never trained on), if the experiment has one. */
   heldOutRubricVersion?: string;
+  /** Who answers judge questions (no key, ever); absent: rules only. */
+  judge?: JudgeChoice;
   config: GrpoConfig;
 }
 

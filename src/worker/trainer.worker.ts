@@ -8,7 +8,7 @@ import { WebGpuUnavailableError } from '../gpu/device';
 import { GpuRuntime } from '../gpu/runtime';
 import { parseTrainerState } from '../model/checkpoint';
 import { fetchModelFiles, modelUrl } from '../model/load';
-import { buildGrpoContext } from '../rl/context';
+import { buildGrpoContext, releaseGrpoContext } from '../rl/context';
 import { parseExperiment, type Experiment } from '../rl/experiment';
 import type { GrpoContext } from '../rl/grpoStep';
 import { GrpoTrainer, type TrainerEvent } from '../rl/trainer';
@@ -27,6 +27,8 @@ export interface OpenRequest {
   runId?: string;
   /** IndexedDB database name (tests use their own). */
   database?: string;
+  /** The remote judge's API key: kept in this worker's memory only, never stored or sent on. */
+  judgeApiKey?: string;
 }
 
 export interface OpenResult {
@@ -73,8 +75,7 @@ async function holdRunLock(id: string): Promise<void> {
 async function close(): Promise<void> {
   await trainer?.stop();
   trainer = null;
-  context?.model.params.destroy();
-  context?.reference?.params.destroy();
+  if (context) releaseGrpoContext(context);
   context = null;
   releaseLock?.();
   releaseLock = null;
@@ -114,6 +115,7 @@ const api = {
         prompts: run.experiment.prompts,
         rubric,
         ...(heldOut ? { held_out_rubric: heldOut } : {}),
+        ...(run.experiment.judge ? { judge: run.experiment.judge } : {}),
         config: run.experiment.config as unknown as Record<string, unknown>,
       };
       id = run.id;
@@ -132,6 +134,7 @@ const api = {
         prompts: parsed.experiment.prompts,
         rubric: parsed.rubric,
         ...(parsed.heldOutRubric ? { heldOutRubric: parsed.heldOutRubric } : {}),
+        ...(parsed.experiment.judge ? { judge: parsed.experiment.judge } : {}),
         config: parsed.config,
       });
       id = run.id;
@@ -139,7 +142,7 @@ const api = {
     }
     try {
       const files = await fetchModelFiles(modelUrl(experiment.model));
-      context = await buildGrpoContext(rt, experiment, files, { resume });
+      context = await buildGrpoContext(rt, experiment, files, { resume, judgeApiKey: request.judgeApiKey });
     } catch (err) {
       await close();
       throw err;
@@ -176,8 +179,12 @@ const api = {
   singleStep(): void {
     void requireTrainer().singleStep();
   },
-  setSlowMotion(on: boolean): void {
-    requireTrainer().slowMotion = on;
+  /** Slow motion: hold each sub-stage until advance(), or for stageDelayMs then go on by itself. */
+  setSlowMotion(on: boolean, stageDelayMs: number | null = null): void {
+    if (stageDelayMs !== null && !(Number.isFinite(stageDelayMs) && stageDelayMs >= 0 && stageDelayMs <= 600_000)) {
+      throw new RangeError(`stageDelayMs must be null or a number of milliseconds in [0, 600000], got ${String(stageDelayMs)}`);
+    }
+    requireTrainer().setSlowMotion(on, stageDelayMs);
   },
   advance(): void {
     requireTrainer().advance();

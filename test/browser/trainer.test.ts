@@ -21,6 +21,15 @@ describe('GrpoTrainer', () => {
     expect(r.events).toEqual(['status:running', 'stage:sampled', 'stage:judged', 'stage:advantages', 'stage:updated', 'step:0', 'status:paused']);
   });
 
+  it('timed slow motion holds each stage for the delay, then goes on by itself', async () => {
+    const r = await harness.runModule(CASES, 'timedSlowMotion', { delayMs: 400 });
+    expect(r.step).toBe(1);
+    expect(r.events).toEqual(['status:running', 'stage:sampled', 'stage:judged', 'stage:advantages', 'stage:updated', 'step:0', 'status:paused']);
+    // Judging and the advantage kernel take well under the delay on the fixture, so the gaps are the holds.
+    expect(r.times.judged - r.times.sampled).toBeGreaterThanOrEqual(390);
+    expect(r.times.advantages - r.times.judged).toBeGreaterThanOrEqual(390);
+  });
+
   it('start() runs to max_steps, checkpointing every save_steps', async () => {
     const r = await harness.runModule(CASES, 'runToEnd', {});
     expect(r.step).toBe(3);

@@ -87,6 +87,7 @@ export class RunsLibrary {
       prompts: [...run.experiment.prompts],
       rubric,
       ...(heldOut ? { held_out_rubric: heldOut } : {}),
+      ...(run.experiment.judge ? { judge: run.experiment.judge } : {}),
       config: changedOptions(run.experiment.config as unknown as Record<string, unknown>),
     };
   }

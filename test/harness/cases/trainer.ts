@@ -26,6 +26,22 @@ async function setup(rt: GpuRuntime, config: object = {}) {
 const summary = (events: TrainerEvent[]) =>
   events.map((e) => (e.type === 'status' ? `status:${e.status}` : e.type === 'stage' ? `stage:${e.stage}` : e.type === 'checkpoint' ? `checkpoint:${e.step}` : e.type === 'step' ? `step:${e.metrics.step}` : `error`));
 
+/** Timed slow motion: each held stage goes on by itself after the delay, with no advance(). */
+export async function timedSlowMotion(rt: GpuRuntime, input: { delayMs: number }) {
+  const { ctx, trainer, events } = await setup(rt);
+  const times: Record<string, number> = {};
+  const seenAt = (stage: string) => events.findIndex((e) => e.type === 'stage' && e.stage === stage);
+  trainer.setSlowMotion(true, input.delayMs);
+  const done = trainer.singleStep();
+  const poll = setInterval(() => {
+    for (const stage of ['sampled', 'judged', 'advantages', 'updated']) if (times[stage] === undefined && seenAt(stage) >= 0) times[stage] = performance.now();
+  }, 5);
+  await done;
+  clearInterval(poll);
+  ctx.model.params.destroy();
+  return { step: trainer.step, times, events: summary(events) };
+}
+
 /** Slow motion: the step waits at each stage until advance(); we advance after seeing each one. */
 export async function slowMotion(rt: GpuRuntime) {
   const { ctx, trainer, events } = await setup(rt);

@@ -1,0 +1,68 @@
+// Turns an experiment's judge choice into a Judge for judge-question criteria: the frozen
+// starting policy (self), another model on our engine, a transformers.js zero-shot pipeline, or
+// a remote OpenAI-compatible endpoint. The remote judge's key comes from the caller (memory or
+// the user's local storage), never from the experiment.
+import type { GpuRuntime } from '../gpu/runtime';
+import { loadModel, type LoadedModel, type ModelFiles } from '../model/load';
+import type { Judge } from '../rubric';
+import { compactJudgePromptText, judgePromptText } from '../rubric/judges/modelJudgePrompt';
+import { remoteJudge } from '../rubric/judges/remote';
+import type { JudgeChoice } from './judgeChoice';
+import { modelJudge, zeroShotJudge } from './modelJudge';
+
+export interface JudgeSources {
+  /** The policy's starting files: the self-judge is a frozen copy of them. */
+  policyFiles: ModelFiles;
+  /** Files of another model (choice kind 'model'), fetched by the caller. */
+  fetchModel: (modelId: string) => Promise<ModelFiles>;
+  /** The remote judge's key (kept in memory by the judge object only). */
+  apiKey?: string;
+}
+
+export interface BuiltJudge {
+  judge: Judge | undefined;
+  /** Frees the judge's GPU weights (self and model judges). */
+  release: () => void;
+}
+
+/** Contexts shorter than this get the compact judge prompt (tiny models, e.g. the embedded default). */
+const SHORT_CONTEXT = 1024;
+
+function engineJudge(loaded: LoadedModel, name: string): Judge {
+  return modelJudge(loaded.model, loaded.tokenizer, {
+    name,
+    formatPrompt: loaded.formatPrompt,
+    buildPrompt: loaded.config.maxPositions < SHORT_CONTEXT ? compactJudgePromptText : judgePromptText,
+  });
+}
+
+export async function buildJudge(rt: GpuRuntime, choice: JudgeChoice, sources: JudgeSources): Promise<BuiltJudge> {
+  switch (choice.kind) {
+    case 'rules':
+      return { judge: undefined, release: () => {} };
+    case 'self':
+    case 'model': {
+      // The self-judge is the starting policy, frozen: training must not move the judge, and its
+      // cached verdicts stay valid for the whole run.
+      const files = choice.kind === 'self' ? sources.policyFiles : await sources.fetchModel(choice.model);
+      const loaded = await loadModel(rt, files);
+      return { judge: engineJudge(loaded, choice.kind === 'self' ? 'self' : `model:${choice.model}`), release: () => loaded.model.params.destroy() };
+    }
+    case 'zero_shot':
+      return { judge: zeroShotJudge({ model: choice.model }), release: () => {} };
+    case 'remote':
+      return {
+        judge: remoteJudge({
+          url: choice.url,
+          model: choice.model,
+          ...(sources.apiKey ? { apiKey: sources.apiKey } : {}),
+          ...(choice.concurrency !== undefined ? { concurrency: choice.concurrency } : {}),
+          ...(choice.max_attempts !== undefined ? { maxAttempts: choice.max_attempts } : {}),
+          ...(choice.timeout_ms !== undefined ? { timeoutMs: choice.timeout_ms } : {}),
+          ...(choice.temperature !== undefined ? { temperature: choice.temperature } : {}),
+          ...(choice.max_tokens !== undefined ? { maxTokens: choice.max_tokens } : {}),
+        }),
+        release: () => {},
+      };
+  }
+}
