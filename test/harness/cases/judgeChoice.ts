@@ -1,0 +1,61 @@
+// Page side of test/browser/judgeChoice.test.ts: one GRPO step whose judge-question criterion
+// is answered by the judge the experiment names (self, another model, a remote endpoint).
+import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { fetchModelFiles } from '../../../src/model/load';
+import { buildGrpoContext, releaseGrpoContext } from '../../../src/rl/context';
+import { grpoStep } from '../../../src/rl/grpoStep';
+
+const MODEL = '/test/fixtures/tiny-byte-gpt2/';
+
+export interface JudgeChoiceRequest {
+  judge: unknown;
+  apiKey?: string;
+  /** For the remote judge: the reply the fake endpoint gives. */
+  reply?: string;
+  numIterations?: number;
+}
+
+export async function stepWithJudge(rt: GpuRuntime, req: JudgeChoiceRequest) {
+  const experiment = {
+    model: MODEL,
+    prompts: ['Say hi.', 'Be kind.'],
+    rubric: {
+      name: 'kind',
+      criteria: [
+        { id: 'kind', text: 'Kind', weight: 1, tier: 'important', judge_question: 'Kind?' },
+        { id: 'ascii', text: 'Starts with printable ASCII', weight: 1, tier: 'optional', rule: { kind: 'regex', pattern: '^[ -~]' } },
+      ],
+    },
+    judge: req.judge,
+    config: { num_generations: 4, generation_batch_size: 8, max_completion_length: 3, learning_rate: 0.01, num_iterations: req.numIterations ?? 1, seed: 3 },
+  };
+  // A fake OpenAI-compatible endpoint: records what it is sent, answers with a fixed reply.
+  const sent: { url: string; authorization: string | null; body: string }[] = [];
+  const realFetch = globalThis.fetch;
+  globalThis.fetch = async (input: RequestInfo | URL, init?: RequestInit) => {
+    const url = String(input instanceof Request ? input.url : input);
+    if (!url.startsWith('https://judge.example.test/')) return realFetch(input, init);
+    sent.push({ url, authorization: new Headers(init?.headers).get('authorization'), body: String(init?.body) });
+    return new Response(JSON.stringify({ choices: [{ message: { role: 'assistant', content: req.reply ?? 'yes' } }] }), { headers: { 'content-type': 'application/json' } });
+  };
+  try {
+    const files = await fetchModelFiles(MODEL);
+    const ctx = await buildGrpoContext(rt, experiment, files, { judgeApiKey: req.apiKey });
+    const bytesWithJudge = rt.pool.snapshot().bytesInUse;
+    const result = await grpoStep(ctx, 0, experiment.prompts);
+    releaseGrpoContext(ctx);
+    return {
+      judgeName: ctx.modelJudge?.name ?? null,
+      bytesWithJudge,
+      bytesAfterRelease: rt.pool.snapshot().bytesInUse,
+      results: result.rollouts.map((r) => r.results),
+      rewards: result.rollouts.map((r) => r.reward),
+      tokens: result.rollouts.map((r) => ({ ids: r.completion_ids, tokens: r.tokens, entropy: r.token_entropy, ratio: r.token_ratio, weight: r.token_weight })),
+      sent,
+      rolloutsJson: JSON.stringify(result.rollouts),
+      metricsJson: JSON.stringify(result.metrics),
+    };
+  } finally {
+    globalThis.fetch = realFetch;
+  }
+}
