@@ -52,4 +52,37 @@ export const FIRST_VISIT: Preset = {
   },
 };
 
-export const PRESETS: Preset[] = [FIRST_VISIT];
+/**
+ * The quickest visible learning: reward answers that open with the word "The". The embedded
+ * model does so about a third of the time, and only the first word matters, so completions can
+ * be 4 tokens long and the reward climbs within a handful of steps even on a software GPU (the
+ * learning test in test/browser/learning.test.ts trains exactly this preset).
+ */
+export const OPEN_WITH_THE: Preset = {
+  id: 'open-with-the',
+  title: 'Open with "The" (fast)',
+  description:
+    'One rule, first word "The". About a third of sampled answers meet it at the start, so every group has winners and losers; with 4-token completions a step is cheap and the reward rises within a few steps.',
+  experiment: {
+    model: DEFAULT_MODEL_ID,
+    prompts: ['Describe the sea.', 'Tell me about the moon.', 'Give a tip about cooking.', 'Explain how birds fly.'],
+    rubric: {
+      name: 'Open with "The"',
+      criteria: [{ id: 'opens_with_the', text: 'The first word is "The"', weight: 1, tier: 'essential', rule: { kind: 'regex', pattern: '^The\\b' } }],
+    },
+    config: {
+      num_generations: 8,
+      generation_batch_size: 32,
+      max_completion_length: 4,
+      temperature: 1.0,
+      learning_rate: 2e-3,
+      beta: 0.0,
+      loss_type: 'dapo',
+      max_steps: 30,
+      save_steps: 5,
+      seed: 7,
+    },
+  },
+};
+
+export const PRESETS: Preset[] = [FIRST_VISIT, OPEN_WITH_THE];
