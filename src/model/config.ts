@@ -61,28 +61,82 @@ function tokenId(json: Json, key: string): number | null {
 }
 
 const LLAMA_FAMILY = ['llama', 'qwen2', 'qwen3', 'mistral', 'smollm'];
+/** Head classes that are causal language models (GPT2LMHeadModel, LlamaForCausalLM, ...). */
+const CAUSAL_LM = /(ForCausalLM|LMHeadModel)$/;
 
 /** Parses a Hugging Face config.json; unknown architectures and unsupported fields are named. */
 export function configFromHf(json: Json): ModelConfig {
   const modelType = String(json.model_type ?? '');
+  const architectures = Array.isArray(json.architectures) ? json.architectures.map(String) : [];
+  const named = architectures.length ? ` (architectures: ${architectures.join(', ')})` : '';
+  if (modelType === '') {
+    throw new ModelConfigError(`config.json has no "model_type"${named}; supported: gpt2, ${LLAMA_FAMILY.join(', ')}`);
+  }
+  if (modelType !== 'gpt2' && !LLAMA_FAMILY.includes(modelType)) {
+    throw new ModelConfigError(`config.json: model_type "${modelType}"${named} is not supported (supported: gpt2, ${LLAMA_FAMILY.join(', ')})`);
+  }
+  const otherHeads = architectures.filter((a) => !CAUSAL_LM.test(a));
+  if (otherHeads.length && otherHeads.length === architectures.length) {
+    throw new ModelConfigError(`config.json: architectures ${otherHeads.join(', ')} is not a causal language model (supported: *ForCausalLM, GPT2LMHeadModel)`);
+  }
+  const problems = [...commonProblems(json), ...(modelType === 'gpt2' ? gpt2Problems(json) : llamaProblems(json))];
+  if (problems.length) throw new ModelConfigError(`config.json (model_type "${modelType}"): unsupported settings: ${problems.join('; ')}`);
   const extras = json.rubric_playground;
   const withExtras = (c: ModelConfig): ModelConfig =>
     extras && typeof extras === 'object' && !Array.isArray(extras) ? { ...c, extras: extras as Record<string, unknown> } : c;
-  if (modelType === 'gpt2') return withExtras(gpt2Config(json));
-  if (LLAMA_FAMILY.includes(modelType)) return withExtras(llamaConfig(json, modelType));
-  throw new ModelConfigError(
-    `config.json: model_type "${modelType}" is not supported (supported: gpt2, ${LLAMA_FAMILY.join(', ')})`,
-  );
+  return withExtras(modelType === 'gpt2' ? gpt2Config(json) : llamaConfig(json, modelType));
+}
+
+/** Settings the engine does not implement, each named with its value and what is supported. */
+function commonProblems(json: Json): string[] {
+  const problems: string[] = [];
+  if (json.quantization_config != null) {
+    const method = (json.quantization_config as { quant_method?: unknown }).quant_method;
+    problems.push(`"quantization_config" (${method ? `quant_method "${String(method)}"` : 'quantized weights'}): only unquantized F32/F16/BF16 checkpoints load`);
+  }
+  for (const key of ['num_experts', 'num_local_experts']) {
+    if (typeof json[key] === 'number' && (json[key] as number) > 0) problems.push(`"${key}": ${json[key]} (mixture of experts is not supported)`);
+  }
+  return problems;
+}
+
+function gpt2Problems(json: Json): string[] {
+  const problems: string[] = [];
+  const activation = json.activation_function ?? 'gelu_new';
+  if (activation !== 'gelu_new' && activation !== 'gelu_pytorch_tanh') {
+    problems.push(`activation_function "${String(activation)}" is not supported for gpt2 (supported: gelu_new)`);
+  }
+  for (const flag of ['scale_attn_by_inverse_layer_idx', 'reorder_and_upcast_attn', 'add_cross_attention']) {
+    if (json[flag] === true) problems.push(`"${flag}": true is not supported`);
+  }
+  if (json.scale_attn_weights === false) problems.push('"scale_attn_weights": false is not supported (attention is scaled by 1/sqrt(head size))');
+  if (json.tie_word_embeddings === false) problems.push('"tie_word_embeddings": false is not supported for gpt2 (the head is the token embedding)');
+  return problems;
+}
+
+function llamaProblems(json: Json): string[] {
+  const problems: string[] = [];
+  const scaling = json.rope_scaling as { rope_type?: unknown; type?: unknown } | null | undefined;
+  const ropeType = scaling == null ? 'default' : String(scaling.rope_type ?? scaling.type ?? 'unknown');
+  if (ropeType !== 'default') {
+    problems.push(`"rope_scaling" ${JSON.stringify(json.rope_scaling)} (type "${ropeType}") is not supported (plain RoPE only)`);
+  }
+  if (json.hidden_act != null && json.hidden_act !== 'silu') problems.push(`hidden_act "${String(json.hidden_act)}" is not supported (supported: silu)`);
+  if (json.mlp_bias === true) problems.push('"mlp_bias": true is not supported');
+  if (json.use_sliding_window === true) problems.push('"use_sliding_window": true is not supported (full attention only)');
+  // Mistral has no use_sliding_window switch: a window shorter than the context changes attention.
+  const window = json.sliding_window;
+  const context = typeof json.max_position_embeddings === 'number' ? json.max_position_embeddings : Infinity;
+  if (json.model_type === 'mistral' && typeof window === 'number' && window < context) {
+    problems.push(`"sliding_window": ${window} is not supported (full attention only; this model attends to ${window} tokens back)`);
+  }
+  if (json.partial_rotary_factor != null && json.partial_rotary_factor !== 1) {
+    problems.push(`"partial_rotary_factor": ${JSON.stringify(json.partial_rotary_factor)} is not supported (RoPE over the whole head)`);
+  }
+  return problems;
 }
 
 function gpt2Config(json: Json): ModelConfig {
-  const activation = json.activation_function ?? 'gelu_new';
-  if (activation !== 'gelu_new' && activation !== 'gelu_pytorch_tanh') {
-    throw new ModelConfigError(`config.json: activation_function "${String(activation)}" is not supported for gpt2 (supported: gelu_new)`);
-  }
-  for (const flag of ['scale_attn_by_inverse_layer_idx', 'reorder_and_upcast_attn', 'add_cross_attention']) {
-    if (json[flag] === true) throw new ModelConfigError(`config.json: "${flag}": true is not supported`);
-  }
   const hiddenSize = int(json, 'n_embd');
   const numHeads = int(json, 'n_head');
   if (hiddenSize % numHeads !== 0) throw new ModelConfigError(`config.json: n_embd ${hiddenSize} is not divisible by n_head ${numHeads}`);
@@ -107,14 +161,6 @@ function gpt2Config(json: Json): ModelConfig {
 }
 
 function llamaConfig(json: Json, modelType: string): ModelConfig {
-  if (json.rope_scaling != null) {
-    throw new ModelConfigError(`config.json: "rope_scaling" ${JSON.stringify(json.rope_scaling)} is not supported (plain RoPE only)`);
-  }
-  if (json.hidden_act != null && json.hidden_act !== 'silu') {
-    throw new ModelConfigError(`config.json: hidden_act "${String(json.hidden_act)}" is not supported (supported: silu)`);
-  }
-  if (json.mlp_bias === true) throw new ModelConfigError('config.json: "mlp_bias": true is not supported');
-  if (json.use_sliding_window === true) throw new ModelConfigError('config.json: "use_sliding_window": true is not supported');
   const hiddenSize = int(json, 'hidden_size');
   const numHeads = int(json, 'num_attention_heads');
   const numKvHeads = int(json, 'num_key_value_heads', numHeads);

@@ -5,6 +5,8 @@
 import type { GpuRuntime } from '../gpu/runtime';
 import { configFromHf, type ModelConfig } from './config';
 import { HfTokenizer } from './hfTokenizer';
+import { withEngineTensorNames } from './hub/checkpointNames';
+import { readModelWeights, type ShardedWeights } from './hub/shards';
 import { ParameterStore } from './parameters';
 import { readSafetensors } from './safetensors';
 import { ByteTokenizer, type Tokenizer } from './tokenizer';
@@ -13,7 +15,8 @@ import { fromHfTensors } from './weights';
 
 export interface ModelFiles {
   config: Record<string, unknown>;
-  weights: ArrayBuffer;
+  /** model.safetensors, or the shards of a sharded checkpoint with their index (src/model/hub). */
+  weights: ArrayBuffer | ShardedWeights;
   /** AdamW moments (optimizer.safetensors of a checkpoint), to resume training exactly. */
   optimizer?: ArrayBuffer;
   tokenizerJson?: Record<string, unknown>;
@@ -83,8 +86,8 @@ export async function loadModel(rt: GpuRuntime, files: ModelFiles): Promise<Load
         ? (text) => hf.encode(hf.chatPrompt(text))
         : (text) => [...(tokenizer.bosTokenId !== null ? [tokenizer.bosTokenId] : []), ...hf.encode(text)];
   }
-  const weights = readSafetensors(files.weights, 'model.safetensors');
-  const params = ParameterStore.create(rt, config, fromHfTensors(config, weights.tensors));
+  const weights = withEngineTensorNames(config, readModelWeights(files.weights));
+  const params = ParameterStore.create(rt, config, fromHfTensors(config, weights));
   if (files.optimizer) {
     try {
       params.loadMoments(readSafetensors(files.optimizer, 'optimizer.safetensors').tensors);

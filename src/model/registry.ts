@@ -1,5 +1,10 @@
 // Which models the app knows by id, and where their files are served. Pure data: the UI and
 // share links import this without pulling in the GPU engine.
+//
+// Model ids: "embedded/..." (ships in public/), "/path/" (a directory this page serves), and
+// "hf:owner/name" or "hf:owner/name@revision" (the Hugging Face Hub, loaded by
+// fetchHubModelFiles in src/model/hub, cached in the browser).
+import { HUB_MODEL_PREFIX, parseHubId } from './hub/hubId';
 
 /** Models the app offers without a download: their files are served from public/. */
 export const EMBEDDED_MODELS: Record<string, { url: string; label: string }> = {
@@ -14,7 +19,21 @@ export const DEFAULT_MODEL_ID = 'embedded/tiny-gpt2-byte';
  */
 export function modelUrl(modelId: string): string {
   if (modelId.startsWith('/') && !modelId.startsWith('//') && !modelId.includes('..')) return modelId;
+  if (isHubModelId(modelId)) {
+    throw new Error(`"${modelId}" is a Hugging Face Hub model: load it with fetchHubModelFiles (src/model/hub), not from a served directory`);
+  }
   const embedded = EMBEDDED_MODELS[modelId];
   if (!embedded) throw new Error(`unknown model "${modelId}" (known: ${Object.keys(EMBEDDED_MODELS).join(', ')})`);
   return embedded.url;
+}
+
+/** True for "hf:owner/name[@revision]" ids (valid or not: parseHubModelId says what is wrong). */
+export function isHubModelId(modelId: string): boolean {
+  return modelId.startsWith(HUB_MODEL_PREFIX);
+}
+
+/** The Hub repository and revision of an "hf:" id; a clear error for a malformed one. */
+export function parseHubModelId(modelId: string): { id: string; revision: string } {
+  if (!isHubModelId(modelId)) throw new Error(`"${modelId}" is not a Hub model id (those start with "${HUB_MODEL_PREFIX}", e.g. hf:HuggingFaceTB/SmolLM2-135M-Instruct)`);
+  return parseHubId(modelId);
 }

@@ -27,20 +27,26 @@ export class SafetensorsError extends Error {
 const MAX_HEADER_BYTES = 100 * 1024 * 1024;
 const BYTES: Record<SafetensorsDtype, number> = { F32: 4, F16: 2, BF16: 2 };
 
-export function readSafetensors(buffer: ArrayBuffer, fileName = 'model.safetensors'): SafetensorsFile {
+/** The JSON header alone (tensor names, dtypes, shapes, offsets) and where the data starts. */
+export function readSafetensorsHeader(buffer: ArrayBuffer, fileName = 'model.safetensors'): { header: Record<string, unknown>; dataStart: number } {
   if (buffer.byteLength < 8) throw new SafetensorsError(`${fileName}: ${buffer.byteLength} bytes is too short for a safetensors file`);
   const view = new DataView(buffer);
   const headerLength = Number(view.getBigUint64(0, true));
   if (headerLength > MAX_HEADER_BYTES || 8 + headerLength > buffer.byteLength) {
     throw new SafetensorsError(`${fileName}: header length ${headerLength} does not fit in a file of ${buffer.byteLength} bytes`);
   }
-  let header: Record<string, unknown>;
+  let header: unknown;
   try {
     header = JSON.parse(new TextDecoder().decode(new Uint8Array(buffer, 8, headerLength)));
   } catch (err) {
     throw new SafetensorsError(`${fileName}: the header is not valid JSON (${(err as Error).message})`);
   }
-  const dataStart = 8 + headerLength;
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new SafetensorsError(`${fileName}: the header is not a JSON object`);
+  return { header: header as Record<string, unknown>, dataStart: 8 + headerLength };
+}
+
+export function readSafetensors(buffer: ArrayBuffer, fileName = 'model.safetensors'): SafetensorsFile {
+  const { header, dataStart } = readSafetensorsHeader(buffer, fileName);
   const dataBytes = buffer.byteLength - dataStart;
   const tensors = new Map<string, Tensor>();
   const dtypes = new Map<string, SafetensorsDtype>();
