@@ -1,8 +1,10 @@
-// One training session in the page: drives the trainer worker (load, start, single step, slow
+// One training session in the page: drives the trainer worker (open, start, single step, slow
 // motion, advance, pause, stop) and turns its events into reactive state for the run view:
 // status, the stage of the step in progress, metrics per step and the last steps' rollouts.
+// A remote judge's API key is asked for (judgeApiKey) only when a run opens, and goes to the
+// worker alone: never into the experiment or anything stored.
 import type { RolloutRecord, Stage, StepMetrics } from '../../rl/grpoStep';
-import { startTrainerWorker, type LoadResult, type TrainerClient, type UiEvent } from '../../worker/trainerClient';
+import { startTrainerWorker, type OpenResult, type TrainerClient, type UiEvent } from '../../worker/trainerClient';
 import { RolloutHistory } from './rollouts';
 import type { RunView } from './runs.svelte';
 import { ScreenWakeLock } from './wakeLock';
@@ -11,13 +13,24 @@ export type SessionStatus = 'idle' | 'loading' | 'running' | 'paused' | 'stopped
 
 export const DEFAULT_KEEP_STEPS = 20;
 
+export interface SessionOptions {
+  /** The remote judge's API key, read when a run opens (undefined: none entered). */
+  judgeApiKey?: () => string | undefined;
+}
+
+/** Whether an experiment's judge is a remote endpoint (the only judge that takes a key). */
+function usesRemoteJudge(experiment: Record<string, unknown>): boolean {
+  const judge = experiment.judge as { kind?: unknown } | undefined;
+  return judge?.kind === 'remote';
+}
+
 export class TrainingSession {
   status = $state<SessionStatus>('idle');
   /** Why the run failed or could not load. */
   error = $state<string | null>(null);
   /** Per-step problems that did not end the run (a skipped non-finite update). */
   warnings = $state<string[]>([]);
-  loaded = $state<LoadResult | null>(null);
+  loaded = $state<OpenResult | null>(null);
   /** The stored run the worker has open (it saves every step there). */
   runId = $state<string | null>(null);
   /** A run shown read-only (reopened from the runs list or imported from a file); null while training. */
@@ -30,7 +43,9 @@ export class TrainingSession {
   live = $state.raw<RolloutRecord[]>([]);
   metrics = $state.raw<StepMetrics[]>([]);
   slowMotion = $state(false);
-  /** In slow motion: the step is held at a stage until advance(). */
+  /** In slow motion, how long each stage is held before the step goes on by itself; null: until advance(). */
+  stageDelayMs = $state<number | null>(null);
+  /** In slow motion: the step is held at a stage (until advance(), or for stageDelayMs). */
   held = $state(false);
   lastCheckpoint = $state<number | null>(null);
   wakeLockHeld = $state(false);
@@ -43,6 +58,8 @@ export class TrainingSession {
   private loadedKey = $state<string | null>(null);
   private readonly wakeLock = new ScreenWakeLock();
 
+  constructor(private readonly options: SessionOptions = {}) {}
+
   get wakeLockSupported(): boolean {
     return this.wakeLock.supported;
   }
@@ -52,15 +69,15 @@ export class TrainingSession {
     return experiment !== null && this.loadedKey === JSON.stringify(experiment);
   }
 
-  /** Starts a new run of `experiment`, or resumes the paused run of the same experiment. */
-  async train(experiment: Record<string, unknown>): Promise<void> {
-    if (!(await this.prepare(experiment))) return;
+  /** Starts a new run of `experiment` (named `name`, else by date), or resumes the paused run of the same experiment. */
+  async train(experiment: Record<string, unknown>, name?: string): Promise<void> {
+    if (!(await this.prepare(experiment, name))) return;
     await this.client!.api.start();
   }
 
-  /** One step (held at every stage in slow motion); loads a new run first when needed. */
-  async singleStep(experiment: Record<string, unknown>): Promise<void> {
-    if (!(await this.prepare(experiment))) return;
+  /** One step (held at every stage in slow motion); opens a new run first when needed. */
+  async singleStep(experiment: Record<string, unknown>, name?: string): Promise<void> {
+    if (!(await this.prepare(experiment, name))) return;
     await this.client!.api.singleStep();
   }
 
@@ -89,8 +106,8 @@ export class TrainingSession {
     this.reset();
     try {
       const client = await this.ensureClient();
-      this.loaded = await client.api.open({ runId });
-      await client.api.setSlowMotion(this.slowMotion);
+      this.loaded = await client.api.open({ runId, judgeApiKey: this.judgeApiKey(experiment) });
+      await client.api.setSlowMotion(this.slowMotion, this.stageDelayMs);
     } catch (e) {
       this.status = 'failed';
       this.error = `Could not resume the run "${stored.name}": ${(e as Error).message}`;
@@ -135,9 +152,14 @@ export class TrainingSession {
     await this.client?.api.advance();
   }
 
-  async setSlowMotion(on: boolean): Promise<void> {
+  /** Slow motion on or off; `stageDelayMs` (kept when omitted): null holds each stage until advance(). */
+  async setSlowMotion(on: boolean, stageDelayMs: number | null = this.stageDelayMs): Promise<void> {
+    if (stageDelayMs !== null && !(Number.isFinite(stageDelayMs) && stageDelayMs >= 0)) {
+      throw new RangeError(`stageDelayMs must be null or a non-negative number of milliseconds, got ${stageDelayMs}`);
+    }
     this.slowMotion = on;
-    if (this.client && this.loadedKey !== null) await this.client.api.setSlowMotion(on);
+    this.stageDelayMs = stageDelayMs;
+    if (this.client && this.loadedKey !== null) await this.client.api.setSlowMotion(on, stageDelayMs);
     if (!on && this.held) await this.advance();
   }
 
@@ -153,16 +175,21 @@ export class TrainingSession {
     this.client = null;
   }
 
-  /** Loads the experiment unless it is the paused run's; false when loading failed. */
-  private async prepare(experiment: Record<string, unknown>): Promise<boolean> {
+  /** The key for a remote judge; none for any other judge, so a key never travels needlessly. */
+  private judgeApiKey(experiment: Record<string, unknown>): string | undefined {
+    return usesRemoteJudge(experiment) ? this.options.judgeApiKey?.() : undefined;
+  }
+
+  /** Opens a new run of the experiment unless it is the paused run's; false when opening failed. */
+  private async prepare(experiment: Record<string, unknown>, name?: string): Promise<boolean> {
     const resumable = this.isLoaded(experiment) && (this.status === 'paused' || this.status === 'running');
     if (resumable) return true;
     this.status = 'loading';
     this.reset();
     try {
       const client = await this.ensureClient();
-      this.loaded = await client.api.load(experiment);
-      await client.api.setSlowMotion(this.slowMotion);
+      this.loaded = await client.api.open({ experiment, ...(name ? { name } : {}), judgeApiKey: this.judgeApiKey(experiment) });
+      await client.api.setSlowMotion(this.slowMotion, this.stageDelayMs);
     } catch (e) {
       this.status = 'failed';
       this.error = `Could not load the experiment (model "${String(experiment.model)}"): ${(e as Error).message}`;
@@ -200,6 +227,9 @@ export class TrainingSession {
   }
 
   private onEvent(event: UiEvent): void {
+    // While a run opens, the worker is closing the previous one: its last events ("stopped")
+    // belong to that run, not to the one being opened.
+    if (this.status === 'loading') return;
     switch (event.type) {
       case 'status':
         this.status = event.status;

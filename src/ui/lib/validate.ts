@@ -5,7 +5,7 @@ import { GrpoConfigError, parseGrpoConfig, type GrpoConfig } from '../../rl/conf
 import { ExperimentError, parseExperiment } from '../../rl/experiment';
 import { parseRubric, RubricError, type Rubric } from '../../rubric';
 
-export type IssueArea = 'model' | 'prompts' | 'rubric' | 'held_out_rubric' | 'config' | 'experiment';
+export type IssueArea = 'model' | 'prompts' | 'rubric' | 'held_out_rubric' | 'judge' | 'config' | 'experiment';
 
 export interface Issue {
   area: IssueArea;
@@ -22,7 +22,7 @@ export interface Validation {
   experiment: Record<string, unknown> | null;
 }
 
-const AREAS: readonly IssueArea[] = ['model', 'prompts', 'rubric', 'held_out_rubric', 'config'];
+const AREAS: readonly IssueArea[] = ['model', 'prompts', 'rubric', 'held_out_rubric', 'judge', 'config'];
 
 /** "prompts.3: too long" → {area: prompts, path: "3"}. */
 function experimentIssue(line: string): Issue {
@@ -67,6 +67,7 @@ const AREA_LABELS: Record<IssueArea, string> = {
   prompts: 'Prompts',
   rubric: 'Rubric',
   held_out_rubric: 'Held-out rubric',
+  judge: 'Judge',
   config: 'Settings',
   experiment: 'Experiment',
 };
