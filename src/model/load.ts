@@ -31,7 +31,7 @@ export interface LoadedModel {
   formatPrompt: (text: string) => number[];
 }
 
-async function fetchOk(url: string, what: string): Promise<Response> {
+export async function fetchOk(url: string, what: string): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(url);

@@ -3,7 +3,8 @@
 //
 // Model ids: "embedded/..." (ships in public/), "/path/" (a directory this page serves), and
 // "hf:owner/name" or "hf:owner/name@revision" (the Hugging Face Hub, loaded by
-// fetchHubModelFiles in src/model/hub, cached in the browser).
+// fetchHubModelFiles in src/model/hub, cached in the browser), and "local:<name>" (files the
+// user picked; a link or a resumed run asks for them again).
 import { HUB_MODEL_PREFIX, parseHubId } from './hub/hubId';
 
 /** Models the app offers without a download: their files are served from public/. */
@@ -19,12 +20,26 @@ export const DEFAULT_MODEL_ID = 'embedded/tiny-gpt2-byte';
  */
 export function modelUrl(modelId: string): string {
   if (modelId.startsWith('/') && !modelId.startsWith('//') && !modelId.includes('..')) return modelId;
+  if (isLocalModelId(modelId)) throw new Error(`"${modelId}" was loaded from files on this computer: pick them again`);
   if (isHubModelId(modelId)) {
     throw new Error(`"${modelId}" is a Hugging Face Hub model: load it with fetchHubModelFiles (src/model/hub), not from a served directory`);
   }
   const embedded = EMBEDDED_MODELS[modelId];
   if (!embedded) throw new Error(`unknown model "${modelId}" (known: ${Object.keys(EMBEDDED_MODELS).join(', ')})`);
   return embedded.url;
+}
+
+export const LOCAL_MODEL_PREFIX = 'local:';
+
+/** True for "local:<name>" ids: a model loaded from files the user picked. */
+export function isLocalModelId(modelId: string): boolean {
+  return modelId.startsWith(LOCAL_MODEL_PREFIX) && modelId.length > LOCAL_MODEL_PREFIX.length;
+}
+
+/** The id for a model picked from disk, named after its folder (or first file). */
+export function localModelId(name: string): string {
+  const clean = name.replace(/[^\w.\- ]+/g, '_').trim().slice(0, 120) || 'model';
+  return `${LOCAL_MODEL_PREFIX}${clean}`;
 }
 
 /** True for "hf:owner/name[@revision]" ids (valid or not: parseHubModelId says what is wrong). */

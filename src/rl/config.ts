@@ -57,6 +57,14 @@ export const grpoConfigSchema = z
     on_nonfinite: z.enum(['skip_step', 'stop']).default('skip_step'),
     // Checkpoint every N steps (and on pause); 0 = only on pause/stop.
     save_steps: z.number().int().min(0).default(10),
+    // LoRA (TRL ModelConfig names): train low-rank adapters on a frozen base instead of every weight.
+    use_peft: z.boolean().default(false),
+    lora_r: z.number().int().min(1).max(1024).default(16),
+    lora_alpha: z.number().gt(0).default(32),
+    lora_dropout: z.number().min(0).lt(1).default(0.05),
+    /** null: PEFT's default modules for the architecture; "all-linear": every projection. */
+    lora_target_modules: z.union([z.array(z.string().min(1).max(100)).min(1).max(32), z.literal('all-linear')]).nullable().default(null),
+    use_rslora: z.boolean().default(false),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -112,7 +112,8 @@ export class GrpoTrainer {
     this.abort?.abort();
     this.advance();
     await this.loop?.catch(() => {});
-    this.setStatus('stopped');
+    // A finished or failed run keeps that status: there is nothing left to stop.
+    if (this.status !== 'finished' && this.status !== 'failed') this.setStatus('stopped');
   }
 
   private async run(maxSteps: number): Promise<void> {

@@ -7,7 +7,12 @@ import * as Comlink from 'comlink';
 import { WebGpuUnavailableError } from '../gpu/device';
 import { GpuRuntime } from '../gpu/runtime';
 import { parseTrainerState } from '../model/checkpoint';
-import { fetchModelFiles, modelUrl } from '../model/load';
+import type { DownloadProgress, PickedFile } from '../model/hub';
+import { saveCheckpoint } from '../model/checkpoint';
+import type { ModelFiles } from '../model/load';
+import { adapterFiles, mergedModelFiles } from '../model/loraExport';
+import { fetchModelById, fetchModelConfig } from '../model/source';
+import { planMemory, type MemoryPlan } from '../rl/memoryPlan';
 import { buildGrpoContext, releaseGrpoContext } from '../rl/context';
 import { parseExperiment, type Experiment } from '../rl/experiment';
 import type { GrpoContext } from '../rl/grpoStep';
@@ -16,8 +21,14 @@ import { RunStore, withRunLock } from '../store';
 import { toHfTensors } from '../model/weights';
 import { weightsDigest } from './digest';
 
-/** Events as the UI receives them: checkpoints are announced (with a digest), not shipped. */
-export type UiEvent = Exclude<TrainerEvent, { type: 'checkpoint' }> | { type: 'checkpoint'; step: number; digest: string };
+/**
+ * Events as the UI receives them: checkpoints are announced (with a digest), not shipped; while
+ * open() fetches a Hub model, 'download' events report its progress.
+ */
+export type UiEvent =
+  | Exclude<TrainerEvent, { type: 'checkpoint' }>
+  | { type: 'checkpoint'; step: number; digest: string }
+  | { type: 'download'; progress: DownloadProgress };
 
 export interface OpenRequest {
   /** A new run from this experiment… */
@@ -29,7 +40,22 @@ export interface OpenRequest {
   database?: string;
   /** The remote judge's API key: kept in this worker's memory only, never stored or sent on. */
   judgeApiKey?: string;
+  /** The files of a "local:" model, picked by the user (Files survive postMessage). */
+  localFiles?: PickedFile[];
+  /** A Hub mirror, or a server laid out like the Hub, for "hf:" models (default huggingface.co). */
+  hubEndpoint?: string;
 }
+
+export interface EstimateRequest {
+  experiment: unknown;
+  localFiles?: PickedFile[];
+  hubEndpoint?: string;
+  /** GPU memory to plan for (default DEFAULT_GPU_BUDGET_BYTES: WebGPU does not report it). */
+  budgetBytes?: number;
+}
+
+/** Files to save, by name (safetensors as bytes, JSON as text). */
+export type ExportedFiles = Record<string, ArrayBuffer | string>;
 
 export interface OpenResult {
   runId: string;
@@ -42,16 +68,20 @@ export interface OpenResult {
   digest: string;
 }
 
-/** What load() returns (an alias kept for callers written against the first API). */
-export type LoadResult = OpenResult;
-
 let runtime: GpuRuntime | null = null;
 let store: RunStore | null = null;
 let trainer: GrpoTrainer | null = null;
 let context: GrpoContext | null = null;
+/** The open run's starting model files (its config and tokenizer go into exports). */
+let modelFiles: ModelFiles | null = null;
+let openModelId: string | null = null;
 let runId: string | null = null;
 let releaseLock: (() => void) | null = null;
 let listener: ((event: UiEvent) => void) | null = null;
+/** Cancels the download of the open() in progress. */
+let opening: AbortController | null = null;
+/** While true, status events are not written to the store (see close()). */
+let closing = false;
 
 async function getRuntime(): Promise<GpuRuntime> {
   try {
@@ -73,10 +103,17 @@ async function holdRunLock(id: string): Promise<void> {
 }
 
 async function close(): Promise<void> {
-  await trainer?.stop();
+  // Closing a run that is not training (paused, finished, failed) must not record it as stopped.
+  closing = trainer?.status !== 'running';
+  try {
+    await trainer?.stop();
+  } finally {
+    closing = false;
+  }
   trainer = null;
   if (context) releaseGrpoContext(context);
   context = null;
+  modelFiles = null;
   releaseLock?.();
   releaseLock = null;
   runId = null;
@@ -87,7 +124,7 @@ function forward(event: TrainerEvent): void {
     void weightsDigest(event.files['model.safetensors']).then((digest) => listener?.({ type: 'checkpoint', step: event.step, digest }));
     return;
   }
-  if (event.type === 'status' && runId && store) {
+  if (event.type === 'status' && runId && store && !closing) {
     const status = event.status === 'idle' ? 'paused' : event.status;
     void store.setStatus(runId, status, event.message).catch(() => {});
   }
@@ -140,12 +177,30 @@ const api = {
       id = run.id;
       await holdRunLock(id);
     }
+    opening = new AbortController();
     try {
-      const files = await fetchModelFiles(modelUrl(experiment.model));
-      context = await buildGrpoContext(rt, experiment, files, { resume, judgeApiKey: request.judgeApiKey });
+      const sourceOptions = {
+        signal: opening.signal,
+        onProgress: (progress: DownloadProgress) => listener?.({ type: 'download', progress }),
+        hubEndpoint: request.hubEndpoint,
+        localFiles: request.localFiles,
+      };
+      const parsed = parseExperiment(experiment);
+      const plan = planMemory(await fetchModelConfig(experiment.model, sourceOptions), parsed.experiment.prompts, parsed.config, rt.device.limits);
+      if (!plan.fit.fits) throw new Error(plan.fit.message ?? 'the run does not fit this GPU');
+      const files = await fetchModelById(experiment.model, sourceOptions);
+      modelFiles = files;
+      openModelId = experiment.model;
+      context = await buildGrpoContext(rt, experiment, files, {
+        resume,
+        judgeApiKey: request.judgeApiKey,
+        fetchModel: (id) => fetchModelById(id, { ...sourceOptions, localFiles: undefined }),
+      });
     } catch (err) {
       await close();
       throw err;
+    } finally {
+      opening = null;
     }
     runId = id;
     const runStore = store;
@@ -166,9 +221,38 @@ const api = {
       digest: await weightsDigest(toHfTensors(context.model.config, values)),
     };
   },
-  /** A new run from an experiment (shorthand for open({experiment})). */
-  load(experiment: unknown): Promise<OpenResult> {
-    return api.open({ experiment });
+  /** GPU memory the experiment would need, from the model's config.json alone, and whether it fits. */
+  async estimate(request: EstimateRequest): Promise<MemoryPlan> {
+    const { experiment, config } = parseExperiment(request.experiment);
+    const rt = await getRuntime();
+    const hfConfig = await fetchModelConfig(experiment.model, { localFiles: request.localFiles, hubEndpoint: request.hubEndpoint });
+    return planMemory(hfConfig, experiment.prompts, config, rt.device.limits, request.budgetBytes);
+  },
+
+  /** The trained LoRA adapter in PEFT's format (adapter_model.safetensors, adapter_config.json). */
+  async exportAdapter(): Promise<ExportedFiles> {
+    const ctx = requireContext();
+    if (!ctx.model.lora) throw new Error('this run trains every weight (use_peft is off): there is no adapter to export; export the model instead');
+    const files = await adapterFiles(ctx.model, { baseModel: baseModelName() });
+    return { ...files };
+  },
+
+  /** The trained model as a plain Hugging Face model: LoRA merged into the weights, with config and tokenizer. */
+  async exportMerged(): Promise<ExportedFiles> {
+    const ctx = requireContext();
+    const weights = ctx.model.lora
+      ? (await mergedModelFiles(ctx.model))['model.safetensors']
+      : (await saveCheckpoint(ctx.model, { global_step: trainer?.step ?? 0, seed: ctx.config.seed }))['model.safetensors'];
+    const out: ExportedFiles = { 'config.json': JSON.stringify(modelFiles?.config ?? {}, null, 2), 'model.safetensors': weights };
+    if (modelFiles?.tokenizerJson) out['tokenizer.json'] = JSON.stringify(modelFiles.tokenizerJson);
+    if (modelFiles?.tokenizerConfig) out['tokenizer_config.json'] = JSON.stringify(modelFiles.tokenizerConfig, null, 2);
+    return out;
+  },
+
+  /** Cancels the model download of an open() in progress (it rejects with "download cancelled"). */
+  cancelOpen(): boolean {
+    opening?.abort();
+    return opening !== null;
   },
   subscribe(callback: (event: UiEvent) => void): void {
     listener = callback;
@@ -200,6 +284,17 @@ const api = {
     return { runId, status: trainer?.status ?? 'idle', step: trainer?.step ?? 0 };
   },
 };
+
+function requireContext(): GrpoContext {
+  if (!context) throw new Error('no run is open: call open() first');
+  return context;
+}
+
+/** The Hub id of the open run's base model, for adapter_config.json's base_model_name_or_path. */
+function baseModelName(): string | undefined {
+  const id = openModelId;
+  return id?.startsWith('hf:') ? id.slice(3).split('@')[0] : id ?? undefined;
+}
 
 function requireTrainer(): GrpoTrainer {
   if (!trainer) throw new Error('no run is open: call open() first');

@@ -72,6 +72,8 @@ export async function runToEnd(rt: GpuRuntime) {
   const { ctx, trainer, events } = await setup(rt);
   await trainer.start();
   const again = await trainer.start();
+  // Stopping a finished run (e.g. when another run is opened) leaves it finished.
+  await trainer.stop();
   ctx.model.params.destroy();
   return { step: trainer.step, status: trainer.status, events: summary(events), again: again ?? null };
 }

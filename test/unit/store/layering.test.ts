@@ -1,5 +1,6 @@
 // src/store sits above rubric/rl/model and below the workers and UI: it may use idb and its own
-// modules, import pure helpers from src/rubric, and only types from src/rl and src/model —
+// modules, import pure helpers from src/rubric and the pure judge-choice schema from src/rl, and
+// otherwise only types from src/rl and src/model —
 // never src/gpu or src/ops (it must run in any worker or page without a GPU).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -7,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 const dir = join(__dirname, '../../../src/store');
 const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
-const VALUE_IMPORTS = /^(?:idb|\.\/[\w.]+|\.\.\/rubric\/(?:version|aggregate))$/;
+const VALUE_IMPORTS = /^(?:idb|\.\/[\w.]+|\.\.\/rubric\/(?:version|aggregate)|\.\.\/rl\/judgeChoice)$/;
 const TYPE_ONLY = /^(?:\.\.\/rl\/(?:grpoStep|config)|\.\.\/rubric|\.\.\/model\/checkpoint)$/;
 
 describe('src/store layering', () => {
