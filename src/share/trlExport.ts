@@ -270,9 +270,18 @@ function render(lines: Line[], indent: string): string {
     .join('\n');
 }
 
-function trainScript(modelId: string, config: GrpoConfig, hasHeldOut: boolean, notes: string[]): string {
+/** The page's model id as TRL's model argument: Hub ids lose "hf:" (and name their revision). */
+function trlModelId(modelId: string, notes: string[]): string {
+  if (!modelId.startsWith('hf:')) return modelId;
+  const [id, revision] = modelId.slice(3).split('@');
+  if (revision && revision !== 'main') notes.push(`the page trained revision "${revision}" of ${id}: pass model_init_kwargs={"revision": "${revision}"} in GRPOConfig to pin it`);
+  return id;
+}
+
+function trainScript(pageModelId: string, config: GrpoConfig, hasHeldOut: boolean, notes: string[]): string {
   const gdpo = config.multi_objective_aggregation === 'normalize_then_sum';
-  const embedded = modelId.startsWith('embedded/') || modelId.startsWith('/');
+  const modelId = trlModelId(pageModelId, notes);
+  const embedded = modelId.startsWith('embedded/') || modelId.startsWith('/') || modelId.startsWith('local:');
   if (embedded) notes.push('the model is the page\'s own, not on the Hugging Face Hub: set MODEL_ID to a Hub model or to an exported checkpoint folder');
   if (gdpo && hasHeldOut) notes.push('the held-out rubric is not exported as a reward with normalize_then_sum (it would be normalised with the others)');
   const rewards = gdpo
@@ -329,9 +338,29 @@ ${render(configLines(config, notes), '    ')}
     reward_weights=REWARD_WEIGHTS,
 )
 
-trainer = GRPOTrainer(model=MODEL_ID, reward_funcs=REWARD_FUNCS, args=config, train_dataset=dataset)
+${peftBlock(config)}trainer = GRPOTrainer(model=MODEL_ID, reward_funcs=REWARD_FUNCS, args=config, train_dataset=dataset${config.use_peft ? ', peft_config=peft_config' : ''})
 trainer.train()
 trainer.save_model(config.output_dir)
+`;
+}
+
+/** LoRA (use_peft) as PEFT's LoraConfig, with TRL ModelConfig's option names in comments. */
+function peftBlock(c: GrpoConfig): string {
+  if (!c.use_peft) return '';
+  const targets = c.lora_target_modules === null ? 'None  # PEFT\'s default modules for the architecture' : c.lora_target_modules === 'all-linear' ? '"all-linear"' : `[${c.lora_target_modules.map(pyString).join(', ')}]`;
+  return `# LoRA, as the page trained it (TRL ModelConfig: use_peft, lora_r, lora_alpha, lora_dropout,
+# lora_target_modules, use_rslora). Needs: pip install peft
+from peft import LoraConfig
+
+peft_config = LoraConfig(
+    task_type="CAUSAL_LM",
+    r=${c.lora_r},
+    lora_alpha=${c.lora_alpha},
+    lora_dropout=${c.lora_dropout},
+    target_modules=${targets},
+    use_rslora=${c.use_rslora ? 'True' : 'False'},
+)
+
 `;
 }
 

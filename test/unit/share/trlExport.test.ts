@@ -46,6 +46,26 @@ function readScript(text: string): { kwargs: Record<string, unknown>; model_id: 
 const experiment = (config: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({ ...structuredClone(FIRST_VISIT.experiment), config, ...extra });
 
 describe('train_grpo.py', () => {
+  it.skipIf(!PYTHON)('LoRA runs get a PEFT LoraConfig with the run\'s settings, and Hub ids lose their hf: prefix', async () => {
+    const e = experiment({ use_peft: true, lora_r: 8, lora_alpha: 16, lora_dropout: 0, lora_target_modules: ['q_proj', 'v_proj'] }, { model: 'hf:HuggingFaceTB/SmolLM2-135M-Instruct' });
+    const { files } = await exportToTrl(e);
+    const script = files['train_grpo.py'];
+    expect(script).toContain('MODEL_ID = "HuggingFaceTB/SmolLM2-135M-Instruct"');
+    expect(script).not.toMatch(/not on the Hugging Face Hub/);
+    expect(script).toContain('peft_config=peft_config');
+    const read = spawnSync('python3', ['-c', `
+import ast, json, sys
+tree = ast.parse(sys.stdin.read())
+for node in ast.walk(tree):
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "LoraConfig":
+        print(json.dumps({kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}))
+`], { input: script, encoding: 'utf8' });
+    expect(read.stderr).toBe('');
+    expect(JSON.parse(read.stdout)).toEqual({ task_type: 'CAUSAL_LM', r: 8, lora_alpha: 16, lora_dropout: 0, target_modules: ['q_proj', 'v_proj'], use_rslora: false });
+    const full = await exportToTrl(experiment({}));
+    expect(full.files['train_grpo.py']).not.toContain('LoraConfig');
+  });
+
   it('writes the four files, the first-visit settings and a note on the embedded model', async () => {
     const { files, notes } = await exportToTrl(FIRST_VISIT.experiment);
     expect(Object.keys(files).sort()).toEqual(['README.md', 'prompts.jsonl', 'rubric_reward.py', 'train_grpo.py']);
