@@ -2,13 +2,15 @@
 // model.safetensors load in transformers as they are; optimizer.safetensors holds AdamW's
 // moments and trainer_state.json the step and the RNG state, so a run resumes exactly.
 // Sampling and Rubric Dropout draw from counter-based generators keyed by (seed, step), so
-// the RNG state is the seed and the step count.
+// the RNG state is the seed and the step count. A LoRA model's checkpoint keeps the frozen base
+// in model.safetensors and adds the adapter in PEFT's files; its moments are the adapter's.
 import type { GpuRuntime } from '../gpu/runtime';
 import { configToHf, type ModelConfig } from './config';
 import { loadModel, type ModelFiles } from './load';
-import { writeSafetensors, type Tensor } from './safetensors';
+import { adapterFiles, loadLoraAdapter } from './loraExport';
+import { readSafetensors, writeSafetensors, type Tensor } from './safetensors';
 import type { Transformer } from './transformer';
-import { toHfTensors } from './weights';
+import { parameterSpecs, toHfTensors } from './weights';
 
 export interface TrainerState {
   /** Optimizer steps taken (Hugging Face's global_step). */
@@ -24,18 +26,23 @@ export interface CheckpointFiles {
   /** Absent before the first optimizer step. */
   'optimizer.safetensors'?: ArrayBuffer;
   'trainer_state.json': string;
+  /** LoRA runs: the adapter (PEFT format); model.safetensors then holds the frozen base. */
+  'adapter_model.safetensors'?: ArrayBuffer;
+  'adapter_config.json'?: string;
 }
 
 const FORMAT = 'rubric-playground-checkpoint-1';
 
 export async function saveCheckpoint(model: Transformer, state: TrainerState): Promise<CheckpointFiles> {
-  const values = await model.params.read('value');
+  const values = await model.params.read('value', parameterSpecs(model.config).map((p) => p.name));
   const files: CheckpointFiles = {
     'config.json': JSON.stringify(configToHf(model.config), null, 2),
     'model.safetensors': writeSafetensors(toHfTensors(model.config, values), { metadata: { format: 'pt' } }),
     'trainer_state.json': JSON.stringify({ format: FORMAT, ...state }, null, 2),
   };
-  if (model.params.list.every((p) => p.m && p.v)) {
+  if (model.lora) Object.assign(files, await adapterFiles(model));
+  const trainable = model.params.trainable;
+  if (trainable.length > 0 && trainable.every((p) => p.m && p.v)) {
     const m = await model.params.read('m');
     const v = await model.params.read('v');
     const moments = new Map<string, Tensor>();
@@ -55,10 +62,19 @@ export interface LoadedCheckpoint {
 export async function loadCheckpoint(rt: GpuRuntime, files: CheckpointFiles): Promise<LoadedCheckpoint> {
   const state = parseTrainerState(files['trainer_state.json']);
   const loaded = await loadModel(rt, checkpointModelFiles(files));
+  try {
+    await restoreLoraCheckpoint(loaded.model, files);
+  } catch (err) {
+    loaded.model.params.destroy();
+    throw err;
+  }
   return { config: loaded.config, model: loaded.model, state };
 }
 
-/** The model files inside a checkpoint, weights and AdamW moments included. */
+/**
+ * The model files inside a checkpoint, weights and AdamW moments included. For a LoRA
+ * checkpoint the moments are the adapter's: restoreLoraCheckpoint loads them with the adapter.
+ */
 export function checkpointModelFiles(files: CheckpointFiles): ModelFiles {
   let config: Record<string, unknown>;
   try {
@@ -66,7 +82,20 @@ export function checkpointModelFiles(files: CheckpointFiles): ModelFiles {
   } catch (err) {
     throw new Error(`config.json is not valid JSON (${(err as Error).message})`);
   }
-  return { config, weights: files['model.safetensors'], optimizer: files['optimizer.safetensors'] };
+  const lora = files['adapter_model.safetensors'] !== undefined;
+  return { config, weights: files['model.safetensors'], optimizer: lora ? undefined : files['optimizer.safetensors'] };
+}
+
+/** LoRA checkpoints: attaches the saved adapter to `model` (its base) and restores its AdamW moments. No-op otherwise. */
+export async function restoreLoraCheckpoint(model: Transformer, files: CheckpointFiles): Promise<void> {
+  const weights = files['adapter_model.safetensors'];
+  const config = files['adapter_config.json'];
+  if (weights === undefined && config === undefined) return;
+  if (weights === undefined || config === undefined) {
+    throw new Error(`the checkpoint has ${weights ? 'adapter_model.safetensors without adapter_config.json' : 'adapter_config.json without adapter_model.safetensors'}`);
+  }
+  await loadLoraAdapter(model, { 'adapter_model.safetensors': weights, 'adapter_config.json': config });
+  if (files['optimizer.safetensors']) model.params.loadMoments(readSafetensors(files['optimizer.safetensors'], 'optimizer.safetensors').tensors);
 }
 
 export function parseTrainerState(text: string): TrainerState {

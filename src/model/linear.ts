@@ -29,8 +29,13 @@ export function linearBackwardInput(
   into?: GPUBuffer,
 ): GPUBuffer {
   const dx = into ?? rt.storage(s.rows * s.inDim * 4, 'linear.dx');
-  recordMatmul(rt, rec, { a: dy, b: w, c: dx }, { m: s.rows, n: s.inDim, k: s.outDim, transB: s.layout === 'in_out', beta: into ? 1 : 0 });
+  linearBackwardInputInto(rt, rec, dy, w, s, dx, into ? 'add' : 'write');
   return dx;
+}
+
+/** out [rows, in] = (or +=) dy · (the transpose of the forward map), into the caller's buffer. */
+export function linearBackwardInputInto(rt: GpuRuntime, rec: Recorder, dy: GPUBuffer, w: GPUBuffer, s: LinearShape, out: GPUBuffer, mode: 'write' | 'add'): void {
+  recordMatmul(rt, rec, { a: dy, b: w, c: out }, { m: s.rows, n: s.inDim, k: s.outDim, transB: s.layout === 'in_out', beta: mode === 'add' ? 1 : 0 });
 }
 
 /** dW += the weight gradient, and dBias += column sums of dy. */

@@ -1,18 +1,20 @@
 // The model's parameters on the GPU: value, gradient and AdamW moments per tensor, each in its
-// own buffer, uploaded once and kept for the model's life.
+// own buffer, uploaded once and kept for the model's life. A frozen tensor (the base weights
+// under LoRA) keeps only its value: no gradient, no moments, and the optimizer never sees it.
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
 import type { AdamWTensor } from '../ops/adamw';
 import type { ModelConfig } from './config';
 import type { Tensor } from './safetensors';
-import { parameterSpecs } from './weights';
+import { parameterSpecs, type ParameterSpec } from './weights';
 
 export interface Parameter {
   name: string;
   shape: number[];
   count: number;
   value: GPUBuffer;
-  grad: GPUBuffer;
+  /** Null when the tensor is frozen. */
+  grad: GPUBuffer | null;
   /** AdamW exp_avg and exp_avg_sq, created (zeroed) on the first optimizer step. */
   m: GPUBuffer | null;
   v: GPUBuffer | null;
@@ -28,16 +30,43 @@ export class ParameterStore {
     for (const p of list) this.byName.set(p.name, p);
   }
 
-  /** Uploads the engine's tensors (see weights.ts fromHfTensors) in parameterSpecs order. */
+  /** Uploads the engine's tensors (see weights.ts fromHfTensors) in parameterSpecs order, all trainable. */
   static create(rt: GpuRuntime, config: ModelConfig, tensors: Map<string, Tensor>): ParameterStore {
-    const list = parameterSpecs(config).map((spec) => {
-      const t = tensors.get(spec.name);
-      if (!t) throw new Error(`missing tensor ${spec.name}`);
-      const count = t.data.length;
-      const grad = rt.storage(count * 4, `${spec.name}.grad`);
-      return { name: spec.name, shape: spec.shape, count, value: rt.upload(t.data, spec.name), grad, m: null, v: null };
-    });
-    return new ParameterStore(rt, list);
+    const store = new ParameterStore(rt, []);
+    store.add(parameterSpecs(config), tensors);
+    return store;
+  }
+
+  /** Uploads further trainable tensors (LoRA adapters); names must be new. */
+  add(specs: readonly ParameterSpec[], tensors: Map<string, Tensor>): void {
+    const added: Parameter[] = [];
+    try {
+      for (const spec of specs) {
+        if (this.byName.has(spec.name)) throw new Error(`the model already has a parameter ${spec.name}`);
+        const t = tensors.get(spec.name);
+        if (!t) throw new Error(`missing tensor ${spec.name}`);
+        const count = spec.shape.reduce((a, b) => a * b, 1);
+        if (t.data.length !== count) throw new Error(`tensor ${spec.name} has ${t.data.length} values, its shape ${JSON.stringify(spec.shape)} needs ${count}`);
+        const grad = this.rt.storage(count * 4, `${spec.name}.grad`);
+        added.push({ name: spec.name, shape: spec.shape, count, value: this.rt.upload(t.data, spec.name), grad, m: null, v: null });
+      }
+    } catch (err) {
+      for (const p of added) this.rt.release(p.value, p.grad!);
+      throw err;
+    }
+    for (const p of added) {
+      this.list.push(p);
+      this.byName.set(p.name, p);
+    }
+  }
+
+  /** Freezes every tensor held now: frees its gradient and AdamW moments (values stay). */
+  freeze(): void {
+    for (const p of this.list) {
+      const owned = [p.grad, p.m, p.v].filter((b): b is GPUBuffer => b !== null);
+      this.rt.release(...owned);
+      p.grad = p.m = p.v = null;
+    }
   }
 
   get(name: string): Parameter {
@@ -46,54 +75,83 @@ export class ParameterStore {
     return p;
   }
 
+  has(name: string): boolean {
+    return this.byName.has(name);
+  }
+
+  /** The tensors the optimizer updates. */
+  get trainable(): Parameter[] {
+    return this.list.filter((p) => p.grad !== null);
+  }
+
   /** Number of trainable values. */
   get size(): number {
+    return this.trainable.reduce((s, p) => s + p.count, 0);
+  }
+
+  /** Number of values, frozen ones included. */
+  get totalSize(): number {
     return this.list.reduce((s, p) => s + p.count, 0);
   }
 
   /** GPU bytes held for values, gradients and (once created) AdamW moments. */
   get bytes(): number {
-    return this.list.reduce((s, p) => s + p.value.size + p.grad.size + (p.m?.size ?? 0) + (p.v?.size ?? 0), 0);
+    return this.list.reduce((s, p) => s + p.value.size + (p.grad?.size ?? 0) + (p.m?.size ?? 0) + (p.v?.size ?? 0), 0);
   }
 
   recordZeroGrads(rec: Recorder): void {
-    for (const p of this.list) rec.clear(p.grad);
+    for (const p of this.list) if (p.grad) rec.clear(p.grad);
   }
 
-  /** AdamW views of every tensor; the first call creates zeroed moment buffers. */
+  /** AdamW views of every trainable tensor; the first call creates zeroed moment buffers. */
   optimizerTensors(rec: Recorder): AdamWTensor[] {
-    return this.list.map((p) => {
+    return this.trainable.map((p) => {
       if (!p.m || !p.v) {
         p.m = this.rt.storage(p.count * 4, `${p.name}.exp_avg`);
         p.v = this.rt.storage(p.count * 4, `${p.name}.exp_avg_sq`);
         rec.clear(p.m);
         rec.clear(p.v);
       }
-      return { param: p.value, grad: p.grad, m: p.m, v: p.v, count: p.count };
+      return { param: p.value, grad: p.grad!, m: p.m, v: p.v, count: p.count };
     });
   }
 
-  /** Sets AdamW moments from tensors named exp_avg.<name> / exp_avg_sq.<name> (a checkpoint). */
+  /** Sets the trainable tensors' AdamW moments from tensors named exp_avg.<name> / exp_avg_sq.<name> (a checkpoint). */
   loadMoments(moments: Map<string, Tensor>): void {
-    for (const p of this.list) {
+    const trainable = this.trainable;
+    for (const p of trainable) {
       const m = moments.get(`exp_avg.${p.name}`);
       const v = moments.get(`exp_avg_sq.${p.name}`);
       if (!m || !v || m.data.length !== p.count || v.data.length !== p.count) {
         throw new Error(`optimizer.safetensors: missing or misshapen moments for ${p.name}`);
       }
-      p.m = this.rt.upload(m.data, `${p.name}.exp_avg`);
-      p.v = this.rt.upload(v.data, `${p.name}.exp_avg_sq`);
+    }
+    for (const p of trainable) {
+      if (p.m) this.rt.release(p.m);
+      if (p.v) this.rt.release(p.v);
+      p.m = this.rt.upload(moments.get(`exp_avg.${p.name}`)!.data, `${p.name}.exp_avg`);
+      p.v = this.rt.upload(moments.get(`exp_avg_sq.${p.name}`)!.data, `${p.name}.exp_avg_sq`);
     }
   }
 
-  /** Reads values (or gradients) back in one submission, keyed by internal name. */
-  async read(which: 'value' | 'grad' | 'm' | 'v' = 'value'): Promise<Map<string, Tensor>> {
+  /** Overwrites a tensor's value (e.g. a loaded adapter); the data must match its shape. */
+  writeValue(name: string, data: Float32Array): void {
+    const p = this.get(name);
+    if (data.length !== p.count) throw new Error(`${name} holds ${p.count} values (shape ${JSON.stringify(p.shape)}), got ${data.length}`);
+    this.rt.device.queue.writeBuffer(p.value, 0, data.buffer, data.byteOffset, data.byteLength);
+  }
+
+  /**
+   * Reads tensors back in one submission, keyed by internal name: every value, or the
+   * gradients / moments of the trainable tensors (frozen ones have none).
+   */
+  async read(which: 'value' | 'grad' | 'm' | 'v' = 'value', names?: readonly string[]): Promise<Map<string, Tensor>> {
+    const chosen = names ? names.map((n) => this.get(n)) : which === 'value' ? this.list : this.trainable;
+    for (const p of chosen) {
+      if (!p[which]) throw new Error(which === 'grad' ? `${p.name} is frozen: it has no gradient` : `${p.name} has no ${which} yet (no optimizer step was taken)`);
+    }
     const rec = this.rt.recorder(`read ${which}`);
-    const pending = this.list.map((p) => {
-      const buffer = p[which];
-      if (!buffer) throw new Error(`${p.name} has no ${which} yet (no optimizer step was taken)`);
-      return [p, rec.readF32(buffer, p.count)] as const;
-    });
+    const pending = chosen.map((p) => [p, rec.readF32(p[which]!, p.count)] as const);
     await rec.submit();
     const out = new Map<string, Tensor>();
     for (const [p, data] of pending) out.set(p.name, { shape: p.shape, data: await data });
@@ -101,6 +159,6 @@ export class ParameterStore {
   }
 
   destroy(): void {
-    for (const p of this.list) this.rt.release(p.value, p.grad, ...(p.m ? [p.m] : []), ...(p.v ? [p.v] : []));
+    for (const p of this.list) this.rt.release(p.value, ...[p.grad, p.m, p.v].filter((b): b is GPUBuffer => b !== null));
   }
 }

@@ -3,18 +3,26 @@
 // ParameterStore. Both only record into a Recorder; the caller submits once per step.
 // GPT-2 style: learned positions, LayerNorm, GELU, tied head. Llama style: RoPE, RMSNorm,
 // SwiGLU, grouped-query attention, optional q/k/v bias and q/k norm (Qwen3), optional untied head.
+// With LoRA attached (attachLora) the base weights are frozen and stored once: forward adds
+// scale·(drop(x)·Aᵀ)·Bᵀ to each targeted projection, backward fills only the adapters'
+// gradients, and withoutAdapters() is a view of the same buffers without them (the KL reference).
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
 import { recordAttentionBackward, recordAttentionForward, type AttentionForward } from '../ops/attention';
 import { recordEmbeddingBackward, recordEmbeddingForward } from '../ops/embedding';
 import { recordAdd, recordAccumulate } from '../ops/elementwise';
 import { recordGeluBackward, recordGeluForward, recordSwigluBackward, recordSwigluForward } from '../ops/activation';
+import { dropoutSeed, type DropoutOptions } from '../ops/dropout';
 import { recordMatmul } from '../ops/matmul';
 import { recordNormBackward, recordNormForward, type NormForward } from '../ops/norm';
 import { createRopeTable, recordRope, recordRopeBackward, ropePositions, type RopeTable } from '../ops/rope';
 import type { ModelConfig } from './config';
-import { linearBackwardInput, linearBackwardParams, linearForward, type LinearShape } from './linear';
+import { linearBackwardInput, linearBackwardInputInto, linearBackwardParams, linearForward, type LinearShape } from './linear';
+import { LoraAdapters, projectionBias, projectionWeight, type LoraConfig, type LoraSite, type ProjectionRole, type SiteInput } from './lora';
+import { initialLoraTensors } from './loraInit';
+import { recordLoraBackward, recordLoraForward, type LoraBlock, type LoraShape } from './loraLinear';
 import type { ParameterStore } from './parameters';
+import { RecordingScratch, type Scratch } from './scratch';
 import { modelNames, type LayerNames, type ModelNames } from './weights';
 
 /** Left-padded token ids: row b holds pads[b] padding positions, then its tokens. */
@@ -37,6 +45,41 @@ interface LayerActivations {
   gate: GPUBuffer | null;
   /** The MLP's hidden activation (input of the down projection). */
   hidden: GPUBuffer;
+  /** What each of this layer's LoRA sites kept (empty without adapters). */
+  lora: LoraSiteForward[];
+}
+
+/** A LoRA site's forward record: its input, H = drop(x)·Aᵀ and the dropout it used. */
+interface LoraSiteForward {
+  site: LoraSite;
+  x: GPUBuffer;
+  h: GPUBuffer;
+  dropout: DropoutOptions | null;
+}
+
+/** The adapters a forward pass runs with. */
+interface AdapterRun {
+  adapters: LoraAdapters;
+  dropoutSeed: number | null;
+  /** The dropout masks' temporaries, reused from site to site. */
+  scratch: Scratch;
+}
+
+export interface ForwardOptions {
+  /** Add the LoRA adapters (default true); false runs the frozen base model alone. */
+  adapters?: boolean;
+  /**
+   * Training only: apply lora_dropout with masks drawn from this 32-bit seed (one mask per
+   * site). Omit it when sampling or scoring, where dropout must not apply.
+   */
+  dropoutSeed?: number;
+}
+
+/** Internal: a view shares another model's buffers (see withoutAdapters). */
+export interface TransformerShare {
+  rope: RopeTable | null;
+  lora: LoraAdapters | null;
+  adapters: boolean;
 }
 
 /** What a training forward pass leaves for backward; release with Transformer.release(). */
@@ -46,6 +89,8 @@ export interface ForwardState {
   /** positionIds on the GPU (RoPE's backward needs them too). */
   positions: GPUBuffer;
   layers: LayerActivations[];
+  /** Whether the adapters took part (backward then fills their gradients). */
+  adapters: boolean;
   finalNorm: NormForward;
   /** [batch * seqLen, vocab]. */
   logits: GPUBuffer;
@@ -57,30 +102,80 @@ export class Transformer {
   readonly names: ModelNames;
   /** RoPE's (cos, sin) table, Llama style only. */
   readonly rope: RopeTable | null;
+  private adapters: LoraAdapters | null;
+  /** False for the base-model view made by withoutAdapters(). */
+  readonly adaptersOn: boolean;
+  private adapted = new Set<string>();
 
   constructor(
     readonly rt: GpuRuntime,
     readonly config: ModelConfig,
     readonly params: ParameterStore,
+    share?: TransformerShare,
   ) {
     this.names = modelNames(config);
-    this.rope =
-      config.architecture === 'llama'
+    this.rope = share
+      ? share.rope
+      : config.architecture === 'llama'
         ? createRopeTable(rt, { headDim: config.headDim, maxPositions: config.maxPositions, theta: config.ropeTheta })
         : null;
+    this.adapters = share?.lora ?? null;
+    this.adaptersOn = share?.adapters ?? true;
+    if (this.adapters && this.adaptersOn) this.adapted = this.adapters.adaptedWeights(this.names);
   }
 
-  /** The GPU buffer of a parameter's value. */
+  /** The attached LoRA adapters, or null (full fine-tuning). */
+  get lora(): LoraAdapters | null {
+    return this.adapters;
+  }
+
+  /**
+   * Attaches LoRA adapters (PEFT init: A kaiming-uniform from `seed`, B = 0, so the model's
+   * output is unchanged) and freezes every base tensor: their gradients and AdamW moments
+   * are freed, and the optimizer from now on sees only the adapters.
+   */
+  attachLora(options: Partial<LoraConfig>, seed: number): LoraAdapters {
+    if (!this.adaptersOn) throw new Error('this is the base-model view of a LoRA model: attach adapters to the model itself');
+    if (this.adapters) throw new Error(`the model already has LoRA adapters (r = ${this.adapters.config.r}); a model takes one set`);
+    const adapters = new LoraAdapters(this.config, options);
+    const tensors = initialLoraTensors(adapters.sites, adapters.config.r, seed);
+    this.params.freeze();
+    this.params.add(adapters.specs, tensors);
+    this.adapters = adapters;
+    this.adapted = adapters.adaptedWeights(this.names);
+    return adapters;
+  }
+
+  /**
+   * The same model without its adapters: it shares every buffer (nothing is copied) and its
+   * forward runs the frozen base weights alone. GRPO's KL reference under LoRA.
+   */
+  withoutAdapters(): Transformer {
+    return new Transformer(this.rt, this.config, this.params, { rope: this.rope, lora: this.adapters, adapters: false });
+  }
+
+  /**
+   * The GPU buffer of a parameter's value. A base weight that has an adapter is refused, so
+   * code that would multiply by it directly cannot silently skip the adapter: use project().
+   */
   p(name: string): GPUBuffer {
+    if (this.adapted.has(name)) {
+      throw new Error(`${name} has a LoRA adapter: compute with model.project(...) so the adapter applies (or use model.withoutAdapters() for the base model)`);
+    }
+    return this.weight(name);
+  }
+
+  private weight(name: string): GPUBuffer {
     return this.params.get(name).value;
   }
 
-  private g(name: string): GPUBuffer {
+  /** A parameter's gradient buffer, or null when it is frozen. */
+  private g(name: string): GPUBuffer | null {
     return this.params.get(name).grad;
   }
 
   opt(name: string | null, which: 'value' | 'grad'): GPUBuffer | null {
-    return name ? (which === 'value' ? this.p(name) : this.g(name)) : null;
+    return name ? (which === 'value' ? this.weight(name) : this.g(name)) : null;
   }
 
   private validate(tokens: TokenBatch): void {
@@ -102,9 +197,18 @@ export class Transformer {
     }
   }
 
-  /** Records the forward pass of a batch and keeps the activations backward needs. */
-  forward(rec: Recorder, tokens: TokenBatch): ForwardState {
+  /**
+   * Records the forward pass of a batch and keeps the activations backward needs. With LoRA
+   * attached the adapters take part unless options.adapters is false; dropout applies only
+   * when options.dropoutSeed is given (training).
+   */
+  forward(rec: Recorder, tokens: TokenBatch, options: ForwardOptions = {}): ForwardState {
     this.validate(tokens);
+    const seed = options.dropoutSeed;
+    if (seed !== undefined && (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)) {
+      throw new RangeError(`dropoutSeed must be a 32-bit unsigned integer, got ${seed}`);
+    }
+    const adapters = this.adaptersOn && (options.adapters ?? true) ? this.adapters : null;
     const { rt, config: c, names } = this;
     const rows = tokens.batch * tokens.seqLen;
     const D = c.hiddenSize;
@@ -121,27 +225,30 @@ export class Transformer {
         rec,
         { tokens: rows, dim: D, vocab: c.vocabSize, positions: names.positions ? c.maxPositions : 0 },
         idsBuf,
-        this.p(names.tokens),
-        names.positions ? { ids: posBuf, table: this.p(names.positions) } : undefined,
+        this.weight(names.tokens),
+        names.positions ? { ids: posBuf, table: this.weight(names.positions) } : undefined,
       ),
     );
+    const scratch = new RecordingScratch(rt, rec);
+    const run = adapters ? { adapters, dropoutSeed: seed ?? null, scratch } : null;
     const layers: LayerActivations[] = [];
-    for (const l of names.layers) {
-      const { activations, out } = this.layerForward(rec, l, x, tokens, posBuf, padBuf, keep);
+    names.layers.forEach((l, i) => {
+      const { activations, out } = this.layerForward(rec, i, l, x, tokens, posBuf, padBuf, keep, run);
       layers.push(activations);
       x = out;
-    }
+    });
+    scratch.finish();
     const finalNorm = this.norm(rec, rows, x, names.finalNorm, names.finalNormBias);
     keep(finalNorm.y);
     keep(finalNorm.stats);
     const logits = keep(rt.storage(rows * c.vocabSize * 4, 'logits'));
-    recordMatmul(rt, rec, { a: finalNorm.y, b: this.p(names.head), c: logits }, { m: rows, n: c.vocabSize, k: D, transB: true });
-    return { tokens, positionIds, positions: posBuf, layers, finalNorm, logits, owned };
+    recordMatmul(rt, rec, { a: finalNorm.y, b: this.weight(names.head), c: logits }, { m: rows, n: c.vocabSize, k: D, transB: true });
+    return { tokens, positionIds, positions: posBuf, layers, adapters: adapters !== null, finalNorm, logits, owned };
   }
 
   norm(rec: Recorder, rows: number, x: GPUBuffer, weight: string, bias: string | null, dim = this.config.hiddenSize): NormForward {
     const kind = this.config.architecture === 'gpt2' ? 'layernorm' : 'rmsnorm';
-    return recordNormForward(this.rt, rec, { kind, rows, dim, eps: this.config.normEps }, x, this.p(weight), this.opt(bias, 'value'));
+    return recordNormForward(this.rt, rec, { kind, rows, dim, eps: this.config.normEps }, x, this.weight(weight), this.opt(bias, 'value'));
   }
 
   /** Linear-layer shapes of one layer for `rows` token rows. */
@@ -154,14 +261,73 @@ export class Transformer {
     return { q: lin(c.hiddenSize, qDim), kv: lin(c.hiddenSize, kvDim), o: lin(qDim, c.hiddenSize), up: lin(c.hiddenSize, c.intermediateSize), down: lin(c.intermediateSize, c.hiddenSize) };
   }
 
+  private shapeOf(role: ProjectionRole, rows: number): LinearShape {
+    const s = this.shapes(rows);
+    return { q: s.q, k: s.kv, v: s.kv, o: s.o, gate: s.up, up: s.up, down: s.down }[role];
+  }
+
+  /**
+   * Records y = projection `role` of `layer` applied to x [rows, in]: the base weight, its
+   * bias, and the adapter when one targets it (never dropout). For code that runs the layers
+   * itself, such as the KV-cache decode step. Returns a pooled buffer.
+   */
+  project(rec: Recorder, layer: number, role: ProjectionRole, x: GPUBuffer, rows: number): GPUBuffer {
+    if (!Number.isInteger(layer) || layer < 0 || layer >= this.config.numLayers) {
+      throw new RangeError(`layer must be an integer in [0, ${this.config.numLayers}), got ${layer}`);
+    }
+    const { rt, names } = this;
+    const y = linearForward(rt, rec, x, this.weight(projectionWeight(names, layer, role)), this.opt(projectionBias(names, layer, role), 'value'), this.shapeOf(role, rows));
+    const site = this.adaptersOn ? (this.adapters?.siteFor(layer, role) ?? null) : null;
+    if (site) {
+      const block = site.outputs.find((o) => o.role === role)!;
+      const scratch = new RecordingScratch(rt, rec);
+      const h = recordLoraForward(rt, rec, x, this.weight(site.a), [{ b: this.weight(block.b), outDim: block.outDim }], [y], this.loraShape(site, rows), null, scratch);
+      scratch.finish();
+      rec.releaseAfterSubmit(h);
+    }
+    return y;
+  }
+
+  private loraShape(site: LoraSite, rows: number): LoraShape {
+    const { r, scale } = this.adapters!.config;
+    return { rows, inDim: site.inDim, r, scale };
+  }
+
+  private siteBlocks(site: LoraSite): LoraBlock[] {
+    return site.outputs.map((o) => ({ b: this.weight(o.b), outDim: o.outDim }));
+  }
+
+  /** Records the adapters of `layer` that read `input`, adding into `outputs`; returns what backward needs. */
+  private adaptForward(
+    rec: Recorder,
+    run: AdapterRun | null,
+    layer: number,
+    input: SiteInput,
+    x: GPUBuffer,
+    outputs: Partial<Record<ProjectionRole, GPUBuffer>>,
+    rows: number,
+    keep: <T extends GPUBuffer>(b: T) => T,
+  ): LoraSiteForward[] {
+    if (!run) return [];
+    const p = run.adapters.config.lora_dropout;
+    return run.adapters.sitesOf(layer, input).map((site) => {
+      const dropout = run.dropoutSeed !== null && p > 0 ? { p, seed: dropoutSeed(run.dropoutSeed, site.index) } : null;
+      const ys = site.outputs.map((o) => outputs[o.role]!);
+      const h = keep(recordLoraForward(this.rt, rec, x, this.weight(site.a), this.siteBlocks(site), ys, this.loraShape(site, rows), dropout, run.scratch));
+      return { site, x, h, dropout };
+    });
+  }
+
   private layerForward(
     rec: Recorder,
+    index: number,
     l: LayerNames,
     x: GPUBuffer,
     tokens: TokenBatch,
     posBuf: GPUBuffer,
     padBuf: GPUBuffer,
     keep: <T extends GPUBuffer>(b: T) => T,
+    run: AdapterRun | null,
   ): { activations: LayerActivations; out: GPUBuffer } {
     const { rt, config: c } = this;
     const rows = tokens.batch * tokens.seqLen;
@@ -169,9 +335,10 @@ export class Transformer {
     const norm1 = this.norm(rec, rows, x, l.norm1, l.norm1Bias);
     keep(norm1.y);
     keep(norm1.stats);
-    let q = keep(linearForward(rt, rec, norm1.y, this.p(l.q), this.opt(l.qBias, 'value'), s.q));
-    let k = keep(linearForward(rt, rec, norm1.y, this.p(l.k), this.opt(l.kBias, 'value'), s.kv));
-    const v = keep(linearForward(rt, rec, norm1.y, this.p(l.v), this.opt(l.vBias, 'value'), s.kv));
+    let q = keep(linearForward(rt, rec, norm1.y, this.weight(l.q), this.opt(l.qBias, 'value'), s.q));
+    let k = keep(linearForward(rt, rec, norm1.y, this.weight(l.k), this.opt(l.kBias, 'value'), s.kv));
+    const v = keep(linearForward(rt, rec, norm1.y, this.weight(l.v), this.opt(l.vBias, 'value'), s.kv));
+    const lora = this.adaptForward(rec, run, index, 'attention_input', norm1.y, { q, k, v }, rows, keep);
     let qNorm: NormForward | null = null;
     let kNorm: NormForward | null = null;
     if (l.qNorm && l.kNorm) {
@@ -195,57 +362,97 @@ export class Transformer {
     });
     keep(attention.out);
     keep(attention.lse);
-    const o = keep(linearForward(rt, rec, attention.out, this.p(l.o), this.opt(l.oBias, 'value'), s.o));
+    const o = keep(linearForward(rt, rec, attention.out, this.weight(l.o), this.opt(l.oBias, 'value'), s.o));
+    lora.push(...this.adaptForward(rec, run, index, 'attention_output', attention.out, { o }, rows, keep));
     const x1 = keep(recordAdd(rt, rec, x, o, rows * c.hiddenSize));
     const norm2 = this.norm(rec, rows, x1, l.norm2, l.norm2Bias);
     keep(norm2.y);
     keep(norm2.stats);
-    const up = keep(linearForward(rt, rec, norm2.y, this.p(l.up), this.opt(l.upBias, 'value'), s.up));
-    let gate: GPUBuffer | null = null;
-    let hidden: GPUBuffer;
+    const up = keep(linearForward(rt, rec, norm2.y, this.weight(l.up), this.opt(l.upBias, 'value'), s.up));
+    const gate = l.gate ? keep(linearForward(rt, rec, norm2.y, this.weight(l.gate), null, s.up)) : null;
+    lora.push(...this.adaptForward(rec, run, index, 'mlp_input', norm2.y, gate ? { up, gate } : { up }, rows, keep));
     const count = rows * c.intermediateSize;
-    if (l.gate) {
-      gate = keep(linearForward(rt, rec, norm2.y, this.p(l.gate), null, s.up));
-      hidden = keep(recordSwigluForward(rt, rec, gate, up, count));
-    } else {
-      hidden = keep(recordGeluForward(rt, rec, up, count));
-    }
-    const down = keep(linearForward(rt, rec, hidden, this.p(l.down), this.opt(l.downBias, 'value'), s.down));
+    const hidden = gate ? keep(recordSwigluForward(rt, rec, gate, up, count)) : keep(recordGeluForward(rt, rec, up, count));
+    const down = keep(linearForward(rt, rec, hidden, this.weight(l.down), this.opt(l.downBias, 'value'), s.down));
+    lora.push(...this.adaptForward(rec, run, index, 'mlp_hidden', hidden, { down }, rows, keep));
     const out = keep(recordAdd(rt, rec, x1, down, rows * c.hiddenSize));
-    return { activations: { norm1, qNorm, kNorm, attention, norm2, up, gate, hidden }, out };
+    return { activations: { norm1, qNorm, kNorm, attention, norm2, up, gate, hidden, lora }, out };
   }
 
   /**
-   * Records the backward pass from dLogits [rows, vocab], adding every parameter's gradient
-   * into the store's grad buffers (zero them first with ParameterStore.recordZeroGrads).
+   * Records the backward pass from dLogits [rows, vocab], adding the gradient of every
+   * trainable parameter into the store's grad buffers (zero them first with
+   * ParameterStore.recordZeroGrads). Frozen tensors get none; input gradients still flow
+   * through them to the adapters. A temporary is reused by later layers once it is dead.
    */
   backward(rec: Recorder, state: ForwardState, dLogits: GPUBuffer): void {
     const { rt, config: c, names } = this;
+    if (!state.adapters && this.g(names.tokens) === null) {
+      throw new Error('nothing to differentiate: this forward ran without the adapters and the base weights are frozen');
+    }
     const { tokens } = state;
     const rows = tokens.batch * tokens.seqLen;
     const D = c.hiddenSize;
-    const temps: GPUBuffer[] = [];
-    const tmp = (b: GPUBuffer) => (temps.push(b), b);
+    const scratch = new RecordingScratch(rt, rec);
 
     // Head: logits = nf · headᵀ.
-    const dnf = tmp(rt.storage(rows * D * 4, 'd_final_norm'));
-    recordMatmul(rt, rec, { a: dLogits, b: this.p(names.head), c: dnf }, { m: rows, n: D, k: c.vocabSize });
-    recordMatmul(rt, rec, { a: dLogits, b: state.finalNorm.y, c: this.g(names.head) }, { m: c.vocabSize, n: D, k: rows, transA: true, beta: 1 });
-    let dx = tmp(this.normBackward(rec, state.finalNorm, dnf, names.finalNorm, names.finalNormBias));
+    const dnf = scratch.take(rows * D * 4, 'd_final_norm');
+    recordMatmul(rt, rec, { a: dLogits, b: this.weight(names.head), c: dnf }, { m: rows, n: D, k: c.vocabSize });
+    const dHead = this.g(names.head);
+    if (dHead) recordMatmul(rt, rec, { a: dLogits, b: state.finalNorm.y, c: dHead }, { m: c.vocabSize, n: D, k: rows, transA: true, beta: 1 });
+    let dx = this.normBackward(rec, state.finalNorm, dnf, names.finalNorm, names.finalNormBias, scratch);
+    scratch.done(dnf);
 
     for (let i = names.layers.length - 1; i >= 0; i--) {
-      dx = this.layerBackward(rec, names.layers[i], state.layers[i], dx, tokens, state, tmp);
+      dx = this.layerBackward(rec, names.layers[i], state.layers[i], dx, tokens, state, scratch);
     }
-    recordEmbeddingBackward(rt, rec, dx, tokens.ids, { dim: D, rows: c.vocabSize }, this.g(names.tokens));
-    if (names.positions) recordEmbeddingBackward(rt, rec, dx, state.positionIds, { dim: D, rows: c.maxPositions }, this.g(names.positions));
-    rec.releaseAfterSubmit(...temps);
+    const dTokens = this.g(names.tokens);
+    if (dTokens) recordEmbeddingBackward(rt, rec, dx, tokens.ids, { dim: D, rows: c.vocabSize }, dTokens);
+    const dPositions = names.positions ? this.g(names.positions) : null;
+    if (dPositions) recordEmbeddingBackward(rt, rec, dx, state.positionIds, { dim: D, rows: c.maxPositions }, dPositions);
+    scratch.finish();
   }
 
-  private normBackward(rec: Recorder, fwd: NormForward, dy: GPUBuffer, weight: string, bias: string | null): GPUBuffer {
-    const grads = recordNormBackward(this.rt, rec, fwd, dy, { dGamma: this.g(weight), ...(bias ? { dBeta: this.g(bias) } : {}) });
-    return grads.dx;
+  /** Norm backward; returns dx (owned by `scratch`). A frozen norm's parameter gradients land in temporaries. */
+  private normBackward(rec: Recorder, fwd: NormForward, dy: GPUBuffer, weight: string, bias: string | null, scratch: Scratch): GPUBuffer {
+    const dGamma = this.g(weight);
+    if (dGamma) {
+      const dBeta = bias ? this.g(bias) : null;
+      return scratch.adopt(recordNormBackward(this.rt, rec, fwd, dy, { dGamma, ...(dBeta ? { dBeta } : {}) }).dx);
+    }
+    const grads = recordNormBackward(this.rt, rec, fwd, dy);
+    const dropped = grads.dBeta ? [grads.dGamma, grads.dBeta] : [grads.dGamma];
+    for (const b of dropped) scratch.adopt(b);
+    scratch.done(...dropped);
+    return scratch.adopt(grads.dx);
   }
 
+  /** dW (+ dBias) of a linear layer, unless it is frozen. */
+  private weightGrads(rec: Recorder, x: GPUBuffer, dy: GPUBuffer, weight: string, bias: string | null, s: LinearShape): void {
+    const dW = this.g(weight);
+    if (dW) linearBackwardParams(this.rt, rec, x, dy, dW, this.opt(bias, 'grad'), s);
+  }
+
+  /** Backward of the adapters that read `input`: their dA, dB, and their share of dx. */
+  private adaptBackward(
+    rec: Recorder,
+    records: readonly LoraSiteForward[],
+    input: SiteInput,
+    dys: Partial<Record<ProjectionRole, GPUBuffer>>,
+    dx: GPUBuffer,
+    rows: number,
+    scratch: Scratch,
+  ): void {
+    for (const f of records) {
+      if (f.site.input !== input) continue;
+      const { site } = f;
+      const grads = { a: this.g(site.a)!, b: site.outputs.map((o) => this.g(o.b)!) };
+      const outputs = site.outputs.map((o) => dys[o.role]!);
+      recordLoraBackward(this.rt, rec, f.x, f.h, this.weight(site.a), this.siteBlocks(site), outputs, dx, grads, this.loraShape(site, rows), f.dropout, scratch);
+    }
+  }
+
+  /** One layer's backward from dOut (owned by `scratch`, finished with here); returns dx. */
   private layerBackward(
     rec: Recorder,
     l: LayerNames,
@@ -253,55 +460,78 @@ export class Transformer {
     dOut: GPUBuffer,
     tokens: TokenBatch,
     state: ForwardState,
-    tmp: (b: GPUBuffer) => GPUBuffer,
+    scratch: Scratch,
   ): GPUBuffer {
     const { rt, config: c } = this;
     const rows = tokens.batch * tokens.seqLen;
     const s = this.shapes(rows);
     const count = rows * c.intermediateSize;
+    const D = c.hiddenSize;
     // MLP: out = x1 + down(act(up, gate)).
-    const dHidden = tmp(linearBackwardInput(rt, rec, dOut, this.p(l.down), s.down));
-    linearBackwardParams(rt, rec, a.hidden, dOut, this.g(l.down), this.opt(l.downBias, 'grad'), s.down);
-    let dNorm2: GPUBuffer;
+    const dHidden = scratch.take(count * 4, 'd_mlp_hidden');
+    linearBackwardInputInto(rt, rec, dOut, this.weight(l.down), s.down, dHidden, 'write');
+    this.adaptBackward(rec, a.lora, 'mlp_hidden', { down: dOut }, dHidden, rows, scratch);
+    this.weightGrads(rec, a.hidden, dOut, l.down, l.downBias, s.down);
+    const dNorm2 = scratch.take(rows * D * 4, 'd_norm2');
     if (l.gate && a.gate) {
       const { dGate, dUp } = recordSwigluBackward(rt, rec, a.gate, a.up, dHidden, count);
-      tmp(dGate);
-      tmp(dUp);
-      dNorm2 = tmp(linearBackwardInput(rt, rec, dUp, this.p(l.up), s.up));
-      linearBackwardInput(rt, rec, dGate, this.p(l.gate), s.up, dNorm2);
-      linearBackwardParams(rt, rec, a.norm2.y, dUp, this.g(l.up), null, s.up);
-      linearBackwardParams(rt, rec, a.norm2.y, dGate, this.g(l.gate), null, s.up);
+      scratch.adopt(dGate);
+      scratch.adopt(dUp);
+      scratch.done(dHidden);
+      linearBackwardInputInto(rt, rec, dUp, this.weight(l.up), s.up, dNorm2, 'write');
+      linearBackwardInput(rt, rec, dGate, this.weight(l.gate), s.up, dNorm2);
+      this.adaptBackward(rec, a.lora, 'mlp_input', { up: dUp, gate: dGate }, dNorm2, rows, scratch);
+      this.weightGrads(rec, a.norm2.y, dUp, l.up, null, s.up);
+      this.weightGrads(rec, a.norm2.y, dGate, l.gate, null, s.up);
+      scratch.done(dGate, dUp);
     } else {
-      const dUp = tmp(recordGeluBackward(rt, rec, a.up, dHidden, count));
-      dNorm2 = tmp(linearBackwardInput(rt, rec, dUp, this.p(l.up), s.up));
-      linearBackwardParams(rt, rec, a.norm2.y, dUp, this.g(l.up), this.opt(l.upBias, 'grad'), s.up);
+      const dUp = scratch.adopt(recordGeluBackward(rt, rec, a.up, dHidden, count));
+      scratch.done(dHidden);
+      linearBackwardInputInto(rt, rec, dUp, this.weight(l.up), s.up, dNorm2, 'write');
+      this.adaptBackward(rec, a.lora, 'mlp_input', { up: dUp }, dNorm2, rows, scratch);
+      this.weightGrads(rec, a.norm2.y, dUp, l.up, l.upBias, s.up);
+      scratch.done(dUp);
     }
-    const dx1 = tmp(this.normBackward(rec, a.norm2, dNorm2, l.norm2, l.norm2Bias));
-    recordAccumulate(rt, rec, dx1, dOut, rows * c.hiddenSize);
+    const dx1 = this.normBackward(rec, a.norm2, dNorm2, l.norm2, l.norm2Bias, scratch);
+    scratch.done(dNorm2);
+    recordAccumulate(rt, rec, dx1, dOut, rows * D);
+    scratch.done(dOut);
 
     // Attention: x1 = x + o(attention(q, k, v)).
-    const dAttn = tmp(linearBackwardInput(rt, rec, dx1, this.p(l.o), s.o));
-    linearBackwardParams(rt, rec, a.attention.out, dx1, this.g(l.o), this.opt(l.oBias, 'grad'), s.o);
+    const dAttn = scratch.take(rows * c.numHeads * c.headDim * 4, 'd_attention');
+    linearBackwardInputInto(rt, rec, dx1, this.weight(l.o), s.o, dAttn, 'write');
+    this.adaptBackward(rec, a.lora, 'attention_output', { o: dx1 }, dAttn, rows, scratch);
+    this.weightGrads(rec, a.attention.out, dx1, l.o, l.oBias, s.o);
     const grads = recordAttentionBackward(rt, rec, a.attention, dAttn);
-    let dq = tmp(grads.dq);
-    let dk = tmp(grads.dk);
-    const dv = tmp(grads.dv);
+    let dq = scratch.adopt(grads.dq);
+    let dk = scratch.adopt(grads.dk);
+    const dv = scratch.adopt(grads.dv);
+    scratch.done(dAttn);
     if (this.rope) {
-      dq = tmp(recordRopeBackward(rt, rec, dq, state.positions, this.rope, { tokens: rows, numHeads: c.numHeads, headDim: c.headDim }));
-      dk = tmp(recordRopeBackward(rt, rec, dk, state.positions, this.rope, { tokens: rows, numHeads: c.numKvHeads, headDim: c.headDim }));
+      const rq = scratch.adopt(recordRopeBackward(rt, rec, dq, state.positions, this.rope, { tokens: rows, numHeads: c.numHeads, headDim: c.headDim }));
+      const rk = scratch.adopt(recordRopeBackward(rt, rec, dk, state.positions, this.rope, { tokens: rows, numHeads: c.numKvHeads, headDim: c.headDim }));
+      scratch.done(dq, dk);
+      [dq, dk] = [rq, rk];
     }
     if (a.qNorm && a.kNorm && l.qNorm && l.kNorm) {
-      dq = tmp(this.normBackward(rec, a.qNorm, dq, l.qNorm, null));
-      dk = tmp(this.normBackward(rec, a.kNorm, dk, l.kNorm, null));
+      const nq = this.normBackward(rec, a.qNorm, dq, l.qNorm, null, scratch);
+      const nk = this.normBackward(rec, a.kNorm, dk, l.kNorm, null, scratch);
+      scratch.done(dq, dk);
+      [dq, dk] = [nq, nk];
     }
-    const dNorm1 = tmp(linearBackwardInput(rt, rec, dq, this.p(l.q), s.q));
-    linearBackwardInput(rt, rec, dk, this.p(l.k), s.kv, dNorm1);
-    linearBackwardInput(rt, rec, dv, this.p(l.v), s.kv, dNorm1);
-    linearBackwardParams(rt, rec, a.norm1.y, dq, this.g(l.q), this.opt(l.qBias, 'grad'), s.q);
-    linearBackwardParams(rt, rec, a.norm1.y, dk, this.g(l.k), this.opt(l.kBias, 'grad'), s.kv);
-    linearBackwardParams(rt, rec, a.norm1.y, dv, this.g(l.v), this.opt(l.vBias, 'grad'), s.kv);
-    const dx = tmp(this.normBackward(rec, a.norm1, dNorm1, l.norm1, l.norm1Bias));
-    recordAccumulate(rt, rec, dx, dx1, rows * c.hiddenSize);
+    const dNorm1 = scratch.take(rows * D * 4, 'd_norm1');
+    linearBackwardInputInto(rt, rec, dq, this.weight(l.q), s.q, dNorm1, 'write');
+    linearBackwardInput(rt, rec, dk, this.weight(l.k), s.kv, dNorm1);
+    linearBackwardInput(rt, rec, dv, this.weight(l.v), s.kv, dNorm1);
+    this.adaptBackward(rec, a.lora, 'attention_input', { q: dq, k: dk, v: dv }, dNorm1, rows, scratch);
+    this.weightGrads(rec, a.norm1.y, dq, l.q, l.qBias, s.q);
+    this.weightGrads(rec, a.norm1.y, dk, l.k, l.kBias, s.kv);
+    this.weightGrads(rec, a.norm1.y, dv, l.v, l.vBias, s.kv);
+    scratch.done(dq, dk, dv);
+    const dx = this.normBackward(rec, a.norm1, dNorm1, l.norm1, l.norm1Bias, scratch);
+    scratch.done(dNorm1);
+    recordAccumulate(rt, rec, dx, dx1, rows * D);
+    scratch.done(dx1);
     return dx;
   }
 
