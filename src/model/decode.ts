@@ -9,7 +9,6 @@ import { recordGeluForward, recordSwigluForward } from '../ops/activation';
 import { recordKvCacheWrite, kvCacheFloats, type KvCacheShape } from '../ops/kvCache';
 import { recordMatmul } from '../ops/matmul';
 import { recordRope } from '../ops/rope';
-import { linearForward } from './linear';
 import type { Transformer } from './transformer';
 
 export interface KvCache {
@@ -62,14 +61,13 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
       names.positions ? { ids: input.positions, table: model.p(names.positions) } : undefined,
     ),
   );
-  const s = model.shapes(B);
   names.layers.forEach((l, i) => {
     const n1 = model.norm(rec, B, x, l.norm1, l.norm1Bias);
     tmp(n1.y);
     tmp(n1.stats);
-    let q = tmp(linearForward(rt, rec, n1.y, model.p(l.q), model.opt(l.qBias, 'value'), s.q));
-    let k = tmp(linearForward(rt, rec, n1.y, model.p(l.k), model.opt(l.kBias, 'value'), s.kv));
-    const v = tmp(linearForward(rt, rec, n1.y, model.p(l.v), model.opt(l.vBias, 'value'), s.kv));
+    let q = tmp(model.project(rec, i, 'q', n1.y, B));
+    let k = tmp(model.project(rec, i, 'k', n1.y, B));
+    const v = tmp(model.project(rec, i, 'v', n1.y, B));
     if (l.qNorm && l.kNorm) {
       const qn = model.norm(rec, B * c.numHeads, q, l.qNorm, null, c.headDim);
       const kn = model.norm(rec, B * c.numKvHeads, k, l.kNorm, null, c.headDim);
@@ -94,17 +92,17 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
         length: input.length,
       }),
     );
-    const o = tmp(linearForward(rt, rec, att, model.p(l.o), model.opt(l.oBias, 'value'), s.o));
+    const o = tmp(model.project(rec, i, 'o', att, B));
     const x1 = tmp(recordAdd(rt, rec, x, o, B * D));
     const n2 = model.norm(rec, B, x1, l.norm2, l.norm2Bias);
     tmp(n2.y);
     tmp(n2.stats);
-    const up = tmp(linearForward(rt, rec, n2.y, model.p(l.up), model.opt(l.upBias, 'value'), s.up));
+    const up = tmp(model.project(rec, i, 'up', n2.y, B));
     const count = B * c.intermediateSize;
     const hidden = l.gate
-      ? tmp(recordSwigluForward(rt, rec, tmp(linearForward(rt, rec, n2.y, model.p(l.gate), null, s.up)), up, count))
+      ? tmp(recordSwigluForward(rt, rec, tmp(model.project(rec, i, 'gate', n2.y, B)), up, count))
       : tmp(recordGeluForward(rt, rec, up, count));
-    const down = tmp(linearForward(rt, rec, hidden, model.p(l.down), model.opt(l.downBias, 'value'), s.down));
+    const down = tmp(model.project(rec, i, 'down', hidden, B));
     x = tmp(recordAdd(rt, rec, x1, down, B * D));
   });
   const nf = model.norm(rec, B, x, names.finalNorm, names.finalNormBias);

@@ -1,8 +1,10 @@
 // Builds everything one GRPO step needs from an experiment and model files: the policy (or a
 // checkpoint of it), the frozen KL reference, the rubric and its version, the judges.
 import type { GpuRuntime } from '../gpu/runtime';
-import { checkpointModelFiles, type CheckpointFiles } from '../model/checkpoint';
+import { checkpointModelFiles, restoreLoraCheckpoint, type CheckpointFiles } from '../model/checkpoint';
 import { fetchModelFiles, loadModel, modelUrl, type ModelFiles } from '../model/load';
+import { loraConfigFromTrl } from '../model/lora';
+import type { Transformer } from '../model/transformer';
 import { JudgeCache, rubricVersion, type Judge } from '../rubric';
 import { parseExperiment } from './experiment';
 import type { GrpoContext } from './grpoStep';
@@ -20,20 +22,40 @@ export interface ContextOptions {
   fetchModel?: (modelId: string) => Promise<ModelFiles>;
 }
 
-/** Loads the policy (and, when beta > 0, a frozen copy as the KL reference) and builds the step context. */
+/**
+ * Loads the policy (full fine-tuning, or a frozen base with LoRA adapters when use_peft), the KL
+ * reference when beta > 0 (under LoRA the same weights with the adapters off, no copy; else a
+ * second load of the starting files) and the judge, and builds the step context.
+ */
 export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: ModelFiles, options: ContextOptions = {}): Promise<GrpoContext> {
   const { rubric, heldOutRubric, config, judge: judgeChoice } = parseExperiment(input);
-  const loaded = await loadModel(rt, options.resume ? checkpointModelFiles(options.resume) : files);
+  const lora = config.use_peft;
+  // A LoRA run resumes from its adapter: the base is always the starting files. A full run
+  // resumes from the checkpoint's weights and moments, with the starting model's tokenizer.
+  const policyFiles = options.resume && !lora ? { ...checkpointModelFiles(options.resume), tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig } : files;
+  const loaded = await loadModel(rt, policyFiles);
   const owned: { params: { destroy(): void } }[] = [loaded.model];
   let releaseJudge = () => {};
   try {
+    if (lora) {
+      if (options.resume) await restoreLoraCheckpoint(loaded.model, options.resume);
+      else loaded.model.attachLora(loraConfigFromTrl(config), config.seed);
+    }
     // The KL reference is always the starting model, also when resuming from a checkpoint.
-    const reference = config.beta > 0 ? (await loadModel(rt, files)).model : null;
-    if (reference) owned.push(reference);
+    let reference: Transformer | null = null;
+    if (config.beta > 0) {
+      if (lora) reference = loaded.model.withoutAdapters();
+      else {
+        reference = (await loadModel(rt, files)).model;
+        owned.push(reference);
+      }
+    }
     let judge = options.modelJudge;
     if (!judge) {
       const built = await buildJudge(rt, judgeChoice, {
         policyFiles: files,
+        // Under LoRA the starting policy is the base with its adapters off: no second copy.
+        startingPolicy: lora ? { model: loaded.model.withoutAdapters(), tokenizer: loaded.tokenizer, formatPrompt: loaded.formatPrompt } : undefined,
         fetchModel: options.fetchModel ?? ((id) => fetchModelFiles(modelUrl(id))),
         apiKey: options.judgeApiKey,
       });
@@ -61,9 +83,10 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
   }
 }
 
-/** Frees the context's GPU weights: the policy, the KL reference and an engine judge. */
+/** Frees the context's GPU weights: the policy, a separately loaded KL reference and an engine judge. */
 export function releaseGrpoContext(ctx: GrpoContext): void {
   ctx.model.params.destroy();
-  ctx.reference?.params.destroy();
+  // Under LoRA the reference is a view of the policy's own buffers (already freed above).
+  if (ctx.reference && ctx.reference.params !== ctx.model.params) ctx.reference.params.destroy();
   ctx.releaseJudge?.();
 }

@@ -265,7 +265,9 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     for (let it = 0; it < cfg.num_iterations; it++) {
       rec = rt.recorder(`grpo.update.${it}`);
       model.params.recordZeroGrads(rec);
-      const state = model.forward(rec, batch.tokens);
+      // LoRA dropout: a fresh mask per (seed, step, pass), on the policy's training forward only.
+      const dropout = model.lora && model.lora.config.lora_dropout > 0 ? { dropoutSeed: (cfg.seed ^ Math.imul(step + 1, 0x9e3779b1) ^ Math.imul(it + 1, 0x85ebca6b)) >>> 0 } : {};
+      const state = model.forward(rec, batch.tokens, dropout);
       const lp = recordLogprobsForward(rt, rec, state.logits, targets, { rows, vocab: V, temperature });
       if (it === 0) {
         // π_old = π_θ before the first update (TRL's detached log-probs).

@@ -11,8 +11,10 @@ import type { JudgeChoice } from './judgeChoice';
 import { modelJudge, zeroShotJudge } from './modelJudge';
 
 export interface JudgeSources {
-  /** The policy's starting files: the self-judge is a frozen copy of them. */
+  /** The policy's starting files: the self-judge is a frozen copy of them… */
   policyFiles: ModelFiles;
+  /** …unless the starting policy is already on the GPU, frozen (LoRA: the base with adapters off). */
+  startingPolicy?: Pick<LoadedModel, 'model' | 'tokenizer' | 'formatPrompt'>;
   /** Files of another model (choice kind 'model'), fetched by the caller. */
   fetchModel: (modelId: string) => Promise<ModelFiles>;
   /** The remote judge's key (kept in memory by the judge object only). */
@@ -28,11 +30,11 @@ export interface BuiltJudge {
 /** Contexts shorter than this get the compact judge prompt (tiny models, e.g. the embedded default). */
 const SHORT_CONTEXT = 1024;
 
-function engineJudge(loaded: LoadedModel, name: string): Judge {
+function engineJudge(loaded: Pick<LoadedModel, 'model' | 'tokenizer' | 'formatPrompt'>, name: string): Judge {
   return modelJudge(loaded.model, loaded.tokenizer, {
     name,
     formatPrompt: loaded.formatPrompt,
-    buildPrompt: loaded.config.maxPositions < SHORT_CONTEXT ? compactJudgePromptText : judgePromptText,
+    buildPrompt: loaded.model.config.maxPositions < SHORT_CONTEXT ? compactJudgePromptText : judgePromptText,
   });
 }
 
@@ -42,6 +44,7 @@ export async function buildJudge(rt: GpuRuntime, choice: JudgeChoice, sources: J
       return { judge: undefined, release: () => {} };
     case 'self':
     case 'model': {
+      if (choice.kind === 'self' && sources.startingPolicy) return { judge: engineJudge(sources.startingPolicy, 'self'), release: () => {} };
       // The self-judge is the starting policy, frozen: training must not move the judge, and its
       // cached verdicts stay valid for the whole run.
       const files = choice.kind === 'self' ? sources.policyFiles : await sources.fetchModel(choice.model);

@@ -150,6 +150,9 @@ const documentSchema = z.strictObject({
         'trainer_state.json': z.string(),
         'model.safetensors': binarySchema,
         'optimizer.safetensors': binarySchema.optional(),
+        // LoRA runs: the adapter in PEFT's format (model.safetensors then holds the frozen base).
+        'adapter_model.safetensors': binarySchema.optional(),
+        'adapter_config.json': z.string().optional(),
       }),
     })
     .optional(),
@@ -158,7 +161,7 @@ type RunDocument = z.output<typeof documentSchema>;
 
 // ---- writing ----
 
-const BINARY_FILES = ['model.safetensors', 'optimizer.safetensors'] as const;
+const BINARY_FILES = ['model.safetensors', 'optimizer.safetensors', 'adapter_model.safetensors'] as const;
 
 function replacer(_key: string, value: unknown): unknown {
   return typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;
@@ -185,6 +188,7 @@ async function documentOf(run: RunFileInput, binary: (name: (typeof BINARY_FILES
   if (run.checkpoint) {
     const f = run.checkpoint.files;
     const files: Record<string, unknown> = { 'config.json': f['config.json'], 'trainer_state.json': f['trainer_state.json'] };
+    if (f['adapter_config.json'] !== undefined) files['adapter_config.json'] = f['adapter_config.json'];
     for (const name of BINARY_FILES) {
       const data = f[name];
       if (data !== undefined) files[name] = binary(name, data);
@@ -210,6 +214,8 @@ export async function runFileZip(run: RunFileInput): Promise<Uint8Array> {
   if (run.checkpoint) {
     entries['checkpoint/config.json'] = [strToU8(run.checkpoint.files['config.json']), { level: 6 }];
     entries['checkpoint/trainer_state.json'] = [strToU8(run.checkpoint.files['trainer_state.json']), { level: 6 }];
+    const adapterConfig = run.checkpoint.files['adapter_config.json'];
+    if (adapterConfig !== undefined) entries['checkpoint/adapter_config.json'] = [strToU8(adapterConfig), { level: 6 }];
   }
   return zipSync({ 'run.json': [strToU8(text), { level: 6 }], ...entries });
 }
@@ -347,6 +353,10 @@ async function finish(doc: RunDocument, readBinary: BinaryReader): Promise<RunFi
       'trainer_state.json': f['trainer_state.json'],
       'model.safetensors': new ArrayBuffer(0),
     };
+    if (f['adapter_config.json'] !== undefined) {
+      checkJsonFile(f['adapter_config.json'], 'adapter_config.json');
+      files['adapter_config.json'] = f['adapter_config.json'];
+    }
     for (const name of BINARY_FILES) {
       const ref = f[name];
       if (ref === undefined) continue;

@@ -18,7 +18,7 @@ import { parseExperiment, type Experiment } from '../rl/experiment';
 import type { GrpoContext } from '../rl/grpoStep';
 import { GrpoTrainer, type TrainerEvent } from '../rl/trainer';
 import { RunStore, withRunLock } from '../store';
-import { toHfTensors } from '../model/weights';
+import { parameterSpecs, toHfTensors } from '../model/weights';
 import { weightsDigest } from './digest';
 
 /**
@@ -61,7 +61,10 @@ export interface OpenResult {
   runId: string;
   /** Optimizer steps already taken (0 for a new run). */
   step: number;
+  /** Every weight of the model (frozen base included). */
   parameters: number;
+  /** The weights training updates (the adapters under LoRA; all of them otherwise). */
+  trainableParameters: number;
   gpuBytes: number;
   adapter: string;
   /** Digest of the loaded weights (compare with a checkpoint event's digest). */
@@ -121,7 +124,8 @@ async function close(): Promise<void> {
 
 function forward(event: TrainerEvent): void {
   if (event.type === 'checkpoint') {
-    void weightsDigest(event.files['model.safetensors']).then((digest) => listener?.({ type: 'checkpoint', step: event.step, digest }));
+    // Under LoRA the base never changes: the adapter is what a digest must follow.
+    void weightsDigest(event.files['adapter_model.safetensors'] ?? event.files['model.safetensors']).then((digest) => listener?.({ type: 'checkpoint', step: event.step, digest }));
     return;
   }
   if (event.type === 'status' && runId && store && !closing) {
@@ -211,14 +215,14 @@ const api = {
       sink: { commitStep: (step, metrics, rollouts, checkpoint) => runStore.commitStep(id, step, metrics, rollouts, checkpoint).then(() => {}) },
     });
     void store.requestPersistence().catch(() => null);
-    const values = await context.model.params.read('value');
     return {
       runId: id,
       step: startStep,
-      parameters: context.model.params.size,
+      parameters: context.model.params.totalSize,
+      trainableParameters: context.model.params.size,
       gpuBytes: rt.pool.snapshot().bytesInUse,
       adapter: `${rt.info.vendor} ${rt.info.architecture}`,
-      digest: await weightsDigest(toHfTensors(context.model.config, values)),
+      digest: await openDigest(context),
     };
   },
   /** GPU memory the experiment would need, from the model's config.json alone, and whether it fits. */
@@ -284,6 +288,13 @@ const api = {
     return { runId, status: trainer?.status ?? 'idle', step: trainer?.step ?? 0 };
   },
 };
+
+/** The digest a checkpoint event of this model would carry (the adapter's under LoRA). */
+async function openDigest(ctx: GrpoContext): Promise<string> {
+  if (ctx.model.lora) return weightsDigest((await adapterFiles(ctx.model))['adapter_model.safetensors']);
+  const values = await ctx.model.params.read('value', parameterSpecs(ctx.model.config).map((p) => p.name));
+  return weightsDigest(toHfTensors(ctx.model.config, values));
+}
 
 function requireContext(): GrpoContext {
   if (!context) throw new Error('no run is open: call open() first');

@@ -27,4 +27,18 @@ describe('trainer worker + IndexedDB', () => {
     expect(r.status).toBe('finished');
     expect(r.lastStep).toBe(2);
   });
+
+  it('the same for a LoRA run: the adapter is checkpointed, resumed and exported in PEFT format', { timeout: 600_000 }, async () => {
+    const r = await harness.runModule('/test/harness/cases/resume.ts', 'killAndResume', { lora: true });
+    // Trainable = the adapters only (on this 32-wide fixture, rank-4 adapters on every projection are about as big as the base).
+    expect(r.trainableParameters).toBeGreaterThan(0);
+    expect(r.trainableParameters).toBeLessThan(r.parameters);
+    expect(r.checkpointDigest).not.toBe(r.firstDigest);
+    if (r.resumedStep === 2) expect(r.resumedDigest).toBe(r.checkpointDigest);
+    expect(r.after.metrics).toEqual([0, 1, 2]);
+    expect(r.status).toBe('finished');
+    // beta > 0 under LoRA: the KL to the adapters-off base is reported, and moves off 0.
+    expect(r.metricsKl.every((kl: number | null) => kl !== null && Number.isFinite(kl))).toBe(true);
+    expect(r.adapterConfig).toMatchObject({ peft_type: 'LORA', r: 4, lora_alpha: 8, lora_dropout: 0.1 });
+  });
 });

@@ -12,6 +12,15 @@ const EXPERIMENT = {
   config: { num_generations: 4, generation_batch_size: 8, max_completion_length: 3, learning_rate: 0.05, max_steps: 3, save_steps: 1 },
 };
 
+async function storeMetrics(database: string, runId: string) {
+  const store = await RunStore.open({ name: database });
+  try {
+    return await store.metrics(runId);
+  } finally {
+    store.close();
+  }
+}
+
 function waitFor(events: UiEvent[], test: (e: UiEvent) => boolean): Promise<UiEvent> {
   return new Promise((resolve) => {
     const poll = () => {
@@ -23,12 +32,16 @@ function waitFor(events: UiEvent[], test: (e: UiEvent) => boolean): Promise<UiEv
   });
 }
 
-export async function killAndResume() {
+/** A LoRA run: adapters on every projection, dropout on, and beta > 0 (the adapters-off reference). */
+const LORA = { use_peft: true, lora_r: 4, lora_alpha: 8, lora_dropout: 0.1, lora_target_modules: 'all-linear', beta: 0.05 };
+
+export async function killAndResume(_runtime: unknown, input: { lora?: boolean } = {}) {
   const database = `resume-test-${Date.now()}`;
+  const experiment = input.lora ? { ...EXPERIMENT, config: { ...EXPERIMENT.config, ...LORA } } : EXPERIMENT;
   const first = startTrainerWorker();
   const events: UiEvent[] = [];
   await first.onEvent((e) => events.push(e));
-  const opened = await first.api.open({ experiment: EXPERIMENT, name: 'resume test', database });
+  const opened = await first.api.open({ experiment, name: 'resume test', database });
   await first.api.start();
   // Kill as soon as the second checkpoint (global step 2) is announced: mid-run.
   const cp = (await waitFor(events, (e) => e.type === 'checkpoint' && e.step === 2)) as Extract<UiEvent, { type: 'checkpoint' }>;
@@ -46,7 +59,13 @@ export async function killAndResume() {
   await waitFor(later, (e) => e.type === 'status' && (e.status === 'finished' || e.status === 'failed'));
   const run = await store.getRun(opened.runId);
   const after = { metrics: (await store.metrics(opened.runId)).map((m) => m.step), rollouts: (await store.rollouts(opened.runId)).length };
+  const exported = input.lora ? await second.api.exportAdapter() : null;
   second.terminate();
   store.close();
-  return { firstDigest: cp1.digest, checkpointDigest: cp.digest, resumedDigest: resumed.digest, resumedStep: resumed.step, beforeFinish, after, status: run?.status, lastStep: run?.lastStep };
+  return {
+    parameters: opened.parameters,
+    trainableParameters: opened.trainableParameters,
+    adapterConfig: exported ? JSON.parse(exported['adapter_config.json'] as string) : null,
+    metricsKl: (await storeMetrics(database, opened.runId)).map((m) => m.kl),
+    firstDigest: cp1.digest, checkpointDigest: cp.digest, resumedDigest: resumed.digest, resumedStep: resumed.step, beforeFinish, after, status: run?.status, lastStep: run?.lastStep };
 }

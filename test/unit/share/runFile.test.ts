@@ -139,6 +139,18 @@ describe('round trips', () => {
     expect(back).toEqual(await readRunFile(await runFileJson(input)));
   });
 
+  it('a LoRA checkpoint keeps its PEFT adapter files, in JSON and as zip entries', async () => {
+    const c = checkpoint();
+    const adapter = writeSafetensors({ 'base_model.model.transformer.h.0.attn.c_attn.lora_A.weight': { shape: [2, 3], data: new Float32Array(6).fill(0.25) } });
+    const input = run({ checkpoint: { ...c, files: { ...c.files, 'adapter_model.safetensors': adapter, 'adapter_config.json': JSON.stringify({ peft_type: 'LORA', r: 2 }) } } });
+    const back = await readRunFile(await runFileJson(input));
+    expect(bytesOf(back.checkpoint!.files['adapter_model.safetensors']!)).toEqual(bytesOf(adapter));
+    expect(back.checkpoint!.files['adapter_config.json']).toBe(input.checkpoint!.files['adapter_config.json']);
+    const entries = unzipSync(await runFileZip(input));
+    expect(Object.keys(entries)).toEqual(expect.arrayContaining(['checkpoint/adapter_model.safetensors', 'checkpoint/adapter_config.json']));
+    expect(await readRunFile(await runFileZip(input))).toEqual(back);
+  });
+
   it('a run without a checkpoint, with two rubric versions', async () => {
     const v1 = structuredClone(FIRST_VISIT.experiment.rubric) as { name: string; criteria: { weight: number }[] };
     v1.criteria[0].weight = 3;
