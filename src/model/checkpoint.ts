@@ -33,11 +33,21 @@ export interface CheckpointFiles {
 
 const FORMAT = 'rubric-playground-checkpoint-1';
 
-export async function saveCheckpoint(model: Transformer, state: TrainerState): Promise<CheckpointFiles> {
-  const values = await model.params.read('value', parameterSpecs(model.config).map((p) => p.name));
+export interface SaveOptions {
+  /**
+   * LoRA only: false leaves the frozen base out (model.safetensors then holds no tensor), for
+   * a trainer whose base is the run's starting model anyway: a 135M base is 540 MB per
+   * checkpoint, its adapter a few MB. Default true (a self-contained folder).
+   */
+  includeBase?: boolean;
+}
+
+export async function saveCheckpoint(model: Transformer, state: TrainerState, options: SaveOptions = {}): Promise<CheckpointFiles> {
+  const withBase = !model.lora || options.includeBase !== false;
+  const values = withBase ? await model.params.read('value', parameterSpecs(model.config).map((p) => p.name)) : new Map<string, Tensor>();
   const files: CheckpointFiles = {
     'config.json': JSON.stringify(configToHf(model.config), null, 2),
-    'model.safetensors': writeSafetensors(toHfTensors(model.config, values), { metadata: { format: 'pt' } }),
+    'model.safetensors': writeSafetensors(withBase ? toHfTensors(model.config, values) : new Map(), { metadata: { format: 'pt', ...(withBase ? {} : { base: 'left out: the run\'s starting model' }) } }),
     'trainer_state.json': JSON.stringify({ format: FORMAT, ...state }, null, 2),
   };
   if (model.lora) Object.assign(files, await adapterFiles(model));

@@ -2,7 +2,9 @@
 // ids from the Hugging Face Hub (through the model cache, with progress and cancel), "local:" ids
 // from files the user picked. Everything after this (loadModel) is the same for all of them.
 import { fetchModelFiles, fetchOk, type ModelFiles } from './load';
-import { fetchHubModelFiles, localFileSource, localModelFiles, resolveUrl, HUB_ENDPOINT, type DownloadProgress, type PickedFile } from './hub';
+import { fetchHubModelFiles, localFileSource, localModelFiles, ModelCache, normalizeEndpoint, HUB_ENDPOINT, type DownloadProgress, type PickedFile } from './hub';
+import { hubSource } from './hub/hubSource';
+import { ProgressTracker } from './hub/progress';
 import { isHubModelId, isLocalModelId, modelUrl, parseHubModelId } from './registry';
 
 export interface ModelSourceOptions {
@@ -27,15 +29,20 @@ export async function fetchModelConfig(modelId: string, options: ModelSourceOpti
   if (isLocalModelId(modelId)) {
     text = new TextDecoder().decode(await localFileSource(localFilesOf(modelId, options)).read('config.json'));
   } else {
-    let url: string;
     if (isHubModelId(modelId)) {
-      const ref = parseHubModelId(modelId);
-      url = resolveUrl(options.hubEndpoint ?? HUB_ENDPOINT, ref.id, ref.revision, 'config.json');
+      // Through the model cache: a downloaded model's estimate works offline and costs no request.
+      const source = hubSource({
+        ref: parseHubModelId(modelId),
+        endpoint: normalizeEndpoint(options.hubEndpoint ?? HUB_ENDPOINT),
+        cache: await ModelCache.open(),
+        tracker: new ProgressTracker(undefined),
+        signal: options.signal,
+      });
+      text = new TextDecoder().decode(await source.read('config.json'));
     } else {
       const base = modelUrl(modelId);
-      url = `${base.endsWith('/') ? base : `${base}/`}config.json`;
+      text = await (await fetchOk(`${base.endsWith('/') ? base : `${base}/`}config.json`, 'config.json')).text();
     }
-    text = await (await fetchOk(url, 'config.json')).text();
   }
   try {
     const json: unknown = JSON.parse(text);

@@ -169,6 +169,7 @@ export class GrpoTrainer {
 
   /** The current weights, AdamW moments and step, in the Hugging Face layout. */
   checkpoint(): Promise<CheckpointFiles> {
-    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config });
+    // Under LoRA the base is the run's starting model: only the adapter (and its moments) is saved.
+    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config }, { includeBase: false });
   }
 }

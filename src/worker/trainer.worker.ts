@@ -69,9 +69,12 @@ export interface OpenResult {
   adapter: string;
   /** Digest of the loaded weights (compare with a checkpoint event's digest). */
   digest: string;
+  /** A Hub download that could not be cached (a full storage quota, explained), or null. */
+  cacheError: string | null;
 }
 
-let runtime: GpuRuntime | null = null;
+/** One runtime per worker: a promise, so an estimate() and an open() at once share it. */
+let runtime: Promise<GpuRuntime> | null = null;
 let store: RunStore | null = null;
 let trainer: GrpoTrainer | null = null;
 let context: GrpoContext | null = null;
@@ -87,10 +90,11 @@ let opening: AbortController | null = null;
 let closing = false;
 
 async function getRuntime(): Promise<GpuRuntime> {
+  runtime ??= GpuRuntime.create();
   try {
-    runtime ??= await GpuRuntime.create();
-    return runtime;
+    return await runtime;
   } catch (err) {
+    runtime = null;
     throw new Error(err instanceof WebGpuUnavailableError ? err.reason : (err as Error).message);
   }
 }
@@ -223,6 +227,7 @@ const api = {
       gpuBytes: rt.pool.snapshot().bytesInUse,
       adapter: `${rt.info.vendor} ${rt.info.architecture}`,
       digest: await openDigest(context),
+      cacheError: (modelFiles as { hub?: { cacheError: string | null } } | null)?.hub?.cacheError ?? null,
     };
   },
   /** GPU memory the experiment would need, from the model's config.json alone, and whether it fits. */

@@ -2,9 +2,13 @@
 // motion, advance, pause, stop) and turns its events into reactive state for the run view:
 // status, the stage of the step in progress, metrics per step and the last steps' rollouts.
 // A remote judge's API key is asked for (judgeApiKey) only when a run opens, and goes to the
-// worker alone: never into the experiment or anything stored.
+// worker alone: never into the experiment or anything stored. So do the files of a model picked
+// from this computer (localFiles) and the Hub mirror of the page address (hubEndpoint). While a
+// Hub model downloads, `download` follows its progress; cancelDownload() stops it.
 import type { RolloutRecord, Stage, StepMetrics } from '../../rl/grpoStep';
 import { startTrainerWorker, type OpenResult, type TrainerClient, type UiEvent } from '../../worker/trainerClient';
+import { summarize, type DownloadSummary } from './downloadView';
+import type { EstimateReply, EstimateRequest } from './memoryCheck.svelte';
 import { RolloutHistory } from './rollouts';
 import type { RunView } from './runs.svelte';
 import { ScreenWakeLock } from './wakeLock';
@@ -16,7 +20,19 @@ export const DEFAULT_KEEP_STEPS = 20;
 export interface SessionOptions {
   /** The remote judge's API key, read when a run opens (undefined: none entered). */
   judgeApiKey?: () => string | undefined;
+  /** The picked files of a "local:" model (undefined: not picked in this page). */
+  localFiles?: (modelId: string) => File[] | undefined;
+  /** Where "hf:" models download from (undefined: huggingface.co). */
+  hubEndpoint?: string;
 }
+
+export type DownloadStatus = 'active' | 'done' | 'cancelled' | 'failed';
+
+/** The files of a model export: name → bytes or text. */
+export type ExportedFiles = Record<string, ArrayBuffer | string>;
+
+/** The thrown message of a cancelled download (DownloadCancelledError in src/model/hub). */
+const CANCELLED = /download cancelled/;
 
 /** Whether an experiment's judge is a remote endpoint (the only judge that takes a key). */
 function usesRemoteJudge(experiment: Record<string, unknown>): boolean {
@@ -53,6 +69,9 @@ export class TrainingSession {
   /** Bumped whenever `history` changes (it is a plain object, not reactive). */
   historyVersion = $state(0);
   readonly history = new RolloutHistory(DEFAULT_KEEP_STEPS);
+  /** The model download of the latest open (null: it downloaded nothing, e.g. an embedded model). */
+  download = $state.raw<DownloadSummary | null>(null);
+  downloadStatus = $state<DownloadStatus | null>(null);
 
   private client: TrainerClient | null = null;
   private loadedKey = $state<string | null>(null);
@@ -106,11 +125,11 @@ export class TrainingSession {
     this.reset();
     try {
       const client = await this.ensureClient();
-      this.loaded = await client.api.open({ runId, judgeApiKey: this.judgeApiKey(experiment) });
+      this.loaded = await client.api.open({ runId, judgeApiKey: this.judgeApiKey(experiment), ...this.modelSource(experiment) });
       await client.api.setSlowMotion(this.slowMotion, this.stageDelayMs);
+      this.endDownload('done');
     } catch (e) {
-      this.status = 'failed';
-      this.error = `Could not resume the run "${stored.name}": ${(e as Error).message}`;
+      this.failOpen(e, `Could not resume the run "${stored.name}"`);
       return;
     }
     const from = this.loaded.step;
@@ -169,10 +188,58 @@ export class TrainingSession {
     this.historyVersion++;
   }
 
+  /** Stops the model download of the open in progress (the open then fails as cancelled). */
+  async cancelDownload(): Promise<void> {
+    await this.client?.api.cancelOpen();
+  }
+
+  /** The GPU-memory estimate of an experiment, from the worker (which knows the adapter's limits). */
+  async estimate(request: EstimateRequest): Promise<EstimateReply> {
+    const client = await this.ensureClient();
+    return client.api.estimate(request);
+  }
+
+  /** The open run's LoRA adapter in PEFT's format (adapter_model.safetensors, adapter_config.json). */
+  async exportAdapter(): Promise<ExportedFiles> {
+    if (!this.client || this.runId === null) throw new Error('no run is open in this page: train or resume one first');
+    return this.client.api.exportAdapter();
+  }
+
+  /** The open run's model with any adapter merged in (model.safetensors, config.json, tokenizer files). */
+  async exportMerged(): Promise<ExportedFiles> {
+    if (!this.client || this.runId === null) throw new Error('no run is open in this page: train or resume one first');
+    return this.client.api.exportMerged();
+  }
+
   dispose(): void {
     this.wakeLock.dispose();
     this.client?.terminate();
     this.client = null;
+  }
+
+  /** The picked files of a "local:" model and the Hub mirror, for the worker's open(). */
+  private modelSource(experiment: Record<string, unknown>): { localFiles?: File[]; hubEndpoint?: string } {
+    const model = String(experiment.model);
+    const localFiles = this.options.localFiles?.(model);
+    return { ...(localFiles ? { localFiles } : {}), ...(this.options.hubEndpoint ? { hubEndpoint: this.options.hubEndpoint } : {}) };
+  }
+
+  /** An open that failed: a cancelled download leaves the page idle, anything else is a failure. */
+  private failOpen(e: unknown, what: string): void {
+    const message = (e as Error).message;
+    if (CANCELLED.test(message)) {
+      this.endDownload('cancelled');
+      this.status = 'idle';
+      this.error = `${what}: the model download was cancelled.`;
+      return;
+    }
+    this.endDownload('failed');
+    this.status = 'failed';
+    this.error = `${what}: ${message}`;
+  }
+
+  private endDownload(status: DownloadStatus): void {
+    if (this.download !== null) this.downloadStatus = status;
   }
 
   /** The key for a remote judge; none for any other judge, so a key never travels needlessly. */
@@ -188,11 +255,11 @@ export class TrainingSession {
     this.reset();
     try {
       const client = await this.ensureClient();
-      this.loaded = await client.api.open({ experiment, ...(name ? { name } : {}), judgeApiKey: this.judgeApiKey(experiment) });
+      this.loaded = await client.api.open({ experiment, ...(name ? { name } : {}), judgeApiKey: this.judgeApiKey(experiment), ...this.modelSource(experiment) });
       await client.api.setSlowMotion(this.slowMotion, this.stageDelayMs);
+      this.endDownload('done');
     } catch (e) {
-      this.status = 'failed';
-      this.error = `Could not load the experiment (model "${String(experiment.model)}"): ${(e as Error).message}`;
+      this.failOpen(e, `Could not load the experiment (model "${String(experiment.model)}")`);
       return false;
     }
     this.runId = this.loaded.runId;
@@ -224,9 +291,16 @@ export class TrainingSession {
     this.loadedKey = null;
     this.runId = null;
     this.viewing = null;
+    this.download = null;
+    this.downloadStatus = null;
   }
 
   private onEvent(event: UiEvent): void {
+    if (event.type === 'download') {
+      this.download = summarize(this.downloadStatus === 'active' ? this.download : null, event.progress);
+      this.downloadStatus = 'active';
+      return;
+    }
     // While a run opens, the worker is closing the previous one: its last events ("stopped")
     // belong to that run, not to the one being opened.
     if (this.status === 'loading') return;

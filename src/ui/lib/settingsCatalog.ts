@@ -1,10 +1,12 @@
 // The algorithm settings the builder shows: grouped, explained, each with its TRL GRPOConfig
-// name (or a note where TRL has no such option) and its default from parseGrpoConfig({}).
+// name (or a note where TRL has no such option; LoRA options carry TRL ModelConfig's and PEFT
+// LoraConfig's names) and its default from parseGrpoConfig({}).
 // Keys are config paths ("reward_aggregation.method" for the nested aggregation settings).
 import { GRPO_DEFAULTS } from '../../rl/config';
 import { AGGREGATIONS } from '../../rubric';
 
-export type OptionKind = 'int' | 'number' | 'enum' | 'bool';
+/** 'modules': LoRA target modules, typed as a comma-separated list, "all-linear", or empty for PEFT's default. */
+export type OptionKind = 'int' | 'number' | 'enum' | 'bool' | 'modules';
 
 export interface OptionSpec {
   key: string;
@@ -13,8 +15,12 @@ export interface OptionSpec {
   values?: readonly string[];
   /** null is a valid value (shown as an empty field, "off"). */
   nullable?: boolean;
-  /** The TRL GRPOConfig / TrainingArguments name, or null when TRL has no such option. */
+  /** The TRL GRPOConfig / TrainingArguments / ModelConfig name, or null when TRL has no such option. */
   trl: string | null;
+  /** The PEFT LoraConfig name, for LoRA options. */
+  peft?: string;
+  /** How the default reads where its value alone says too little (null target modules). */
+  defaultText?: string;
   help: string;
   /** Only shown when this returns true for the effective config. */
   when?: (config: Record<string, unknown>) => boolean;
@@ -28,6 +34,7 @@ export interface OptionGroup {
   options: OptionSpec[];
 }
 
+const peft = (c: Record<string, unknown>) => c.use_peft === true;
 const method = (c: Record<string, unknown>) => (c.reward_aggregation as { method?: string } | undefined)?.method ?? 'weighted_mean';
 
 export const SETTING_GROUPS: OptionGroup[] = [
@@ -99,6 +106,27 @@ export const SETTING_GROUPS: OptionGroup[] = [
     ],
   },
   {
+    id: 'lora',
+    title: 'LoRA',
+    intro: 'Train small low-rank adapters on a frozen model instead of every weight (TRL ModelConfig, PEFT LoraConfig).',
+    options: [
+      { key: 'use_peft', kind: 'bool', trl: 'use_peft', help: 'Train LoRA adapters (PEFT) instead of all weights: far less memory for gradients and AdamW, the way real Hub models are trained here.' },
+      { key: 'lora_r', kind: 'int', trl: 'lora_r', peft: 'r', help: 'Adapter rank: the width of each low-rank update B·A. Higher learns more, costs more memory.', when: peft },
+      { key: 'lora_alpha', kind: 'number', step: 1, trl: 'lora_alpha', peft: 'lora_alpha', help: 'Adapter scale: the update is multiplied by lora_alpha / r (or / √r with use_rslora).', when: peft },
+      { key: 'lora_dropout', kind: 'number', step: 0.01, trl: 'lora_dropout', peft: 'lora_dropout', help: 'Dropout on the adapter input while training (never while sampling).', when: peft },
+      {
+        key: 'lora_target_modules',
+        kind: 'modules',
+        trl: 'lora_target_modules',
+        peft: 'target_modules',
+        defaultText: "PEFT's default for the architecture (GPT-2: c_attn; Llama, Qwen: q_proj, v_proj)",
+        help: 'Which linear layers get adapters: names separated by commas (GPT-2: c_attn, c_proj, c_fc; Llama and Qwen: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj, down_proj), "all-linear", or empty for the default.',
+        when: peft,
+      },
+      { key: 'use_rslora', kind: 'bool', trl: 'use_rslora', peft: 'use_rslora', help: 'Rank-stabilised LoRA: scale by lora_alpha / √r, so a higher rank does not shrink the update.', when: peft },
+    ],
+  },
+  {
     id: 'run',
     title: 'Run',
     intro: 'Length, seed and safety of the run.',
@@ -153,8 +181,26 @@ export function formatValue(value: unknown): string {
   return String(value);
 }
 
-/** The tooltip line: TRL name and default. */
+/** The tooltip line: TRL name (and PEFT's) and default. */
 export function trlNote(spec: OptionSpec): string {
   const name = spec.trl ? `TRL: ${spec.trl}` : 'not a TRL GRPOConfig option';
-  return `${name} · default ${formatValue(defaultOf(spec.key))}`;
+  const peftName = spec.peft ? ` · PEFT: ${spec.peft}` : '';
+  return `${name}${peftName} · default ${spec.defaultText ?? formatValue(defaultOf(spec.key))}`;
+}
+
+/** How a target-modules value reads in its text field: names joined by ", ", "all-linear", or empty (default). */
+export function modulesToText(value: unknown): string {
+  if (Array.isArray(value)) return value.join(', ');
+  return typeof value === 'string' ? value : '';
+}
+
+/**
+ * A target-modules field's text as a config value: empty → undefined (PEFT's default),
+ * "all-linear" as is, otherwise the names split on commas and spaces.
+ */
+export function modulesFromText(text: string): string[] | 'all-linear' | undefined {
+  const trimmed = text.trim();
+  if (trimmed === '') return undefined;
+  if (trimmed === 'all-linear') return 'all-linear';
+  return trimmed.split(/[\s,]+/).filter((n) => n !== '');
 }

@@ -4,6 +4,7 @@
 import { GrpoConfigError, parseGrpoConfig, type GrpoConfig } from '../../rl/config';
 import { ExperimentError, parseExperiment } from '../../rl/experiment';
 import { parseRubric, RubricError, type Rubric } from '../../rubric';
+import { hubIdProblem } from './modelChoice';
 
 export type IssueArea = 'model' | 'prompts' | 'rubric' | 'held_out_rubric' | 'judge' | 'config' | 'experiment';
 
@@ -59,6 +60,9 @@ export function validateExperiment(experiment: Record<string, unknown>): Validat
       if (!issues.some((i) => i.area === 'rubric')) issues.push(...e.issues.map((i) => ({ area: 'held_out_rubric' as const, path: i.path, message: i.message })));
     } else if (!(e instanceof GrpoConfigError)) throw e;
   }
+  // A malformed Hub id ("hf:gpt2", no owner) is named while typed, not when the download fails.
+  const hubProblem = typeof experiment.model === 'string' ? hubIdProblem(experiment.model) : null;
+  if (hubProblem && !issues.some((i) => i.area === 'model')) issues.push({ area: 'model', path: '', message: hubProblem });
   return { issues, rubric, config, experiment: issues.length === 0 ? experiment : null };
 }
 
