@@ -41,6 +41,12 @@ export const grpoConfigSchema = z
     lr_scheduler_type: z.enum(['constant', 'constant_with_warmup', 'linear', 'cosine']).default('linear'),
     warmup_ratio: z.number().min(0).max(1).default(0.0),
     max_steps: z.number().int().min(1).default(100),
+    /**
+     * Sequences per update submission; gradients accumulate over the generation batch and one
+     * optimizer step follows it (TRL's per_device_train_batch_size with gradient accumulation).
+     * null: the whole generation batch in one submission (fastest; TRL's default is 8).
+     */
+    per_device_train_batch_size: z.number().int().min(1).nullable().default(null),
     seed: z.number().int().min(0).max(0xffffffff).default(42),
     // Rubric reward: how per-criterion scores become one reward (see src/rubric/aggregations.ts)
     reward_aggregation: z
@@ -73,6 +79,13 @@ export const grpoConfigSchema = z
         code: 'custom',
         path: ['generation_batch_size'],
         message: `must be a multiple of num_generations (${c.num_generations}), got ${c.generation_batch_size}`,
+      });
+    }
+    if (c.per_device_train_batch_size !== null && c.generation_batch_size % c.per_device_train_batch_size !== 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['per_device_train_batch_size'],
+        message: `must divide generation_batch_size (${c.generation_batch_size}), got ${c.per_device_train_batch_size}`,
       });
     }
     if (c.advantage_estimator === 'rank' && c.multi_objective_aggregation === 'normalize_then_sum') {

@@ -1,14 +1,11 @@
 // One GRPO step, as data: sample → decode → judge → aggregate → advantages (GPU kernel) →
-// for num_iterations: forward → log-probs → clipped policy loss → backward → AdamW.
-// Each update iteration is one queue submission that reads back only scalars; sampling reads
-// back token ids, and the advantages are read back once for the rollout inspector.
+// for num_iterations: forward → log-probs → clipped policy loss → backward → AdamW (update.ts).
+// Each update iteration is one queue submission per micro-batch (one in all, by default) that
+// reads back scalars and the per-token data the inspector shows; sampling reads back token ids,
+// and the advantages are read back once for the rollout inspector.
 import type { GpuRuntime } from '../gpu/runtime';
-import { recordOptimizerStep } from '../ops/adamw';
-import { readStepState } from '../ops/gradNorm';
 import { recordGroupAdvantage } from '../ops/groupAdvantage';
-import { recordLogprobsBackward, recordLogprobsForward } from '../ops/logprobs';
 import { learningRateAt } from '../ops/lrSchedule';
-import { POLICY_LOSS_SCALARS, recordPolicyLoss } from '../ops/policyLoss';
 import { generate } from '../model/generate';
 import type { Tokenizer } from '../model/tokenizer';
 import type { Transformer } from '../model/transformer';
@@ -25,7 +22,8 @@ import {
 } from '../rubric';
 import type { GrpoConfig } from './config';
 import { completionMetrics, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
-import { buildRolloutBatch, maskedQuantile } from './rolloutBatch';
+import { buildRolloutBatch } from './rolloutBatch';
+import { runUpdate, type UpdateResult } from './update';
 
 export type Stage = 'sampled' | 'judged' | 'advantages' | 'updated';
 export const STAGES: readonly Stage[] = ['sampled', 'judged', 'advantages', 'updated'];
@@ -227,114 +225,30 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const N = batch.tokens.batch;
   const T = batch.tokens.seqLen;
   const rows = N * T;
-  const V = model.config.vocabSize;
-  const temperature = cfg.temperature > 0 ? cfg.temperature : 1;
-  const targets = rt.upload(batch.targets, 'grpo.targets');
-  const mask = rt.upload(batch.mask, 'grpo.mask');
-  const old = rt.storage(rows * 4, 'grpo.old_logprobs');
-  let ref: GPUBuffer | null = null;
-  let tokenWeights: GPUBuffer | null = null;
   const learningRate = learningRateAt(step, {
     learning_rate: cfg.learning_rate,
     lr_scheduler_type: cfg.lr_scheduler_type,
     warmup_ratio: cfg.warmup_ratio,
     num_training_steps: cfg.max_steps,
   });
-  const lossOptions = {
-    epsilon: cfg.epsilon,
-    epsilonHigh: cfg.epsilon_high ?? cfg.epsilon,
-    dualClip: cfg.dual_clip,
-    beta: cfg.beta,
-    klEstimator: cfg.kl_estimator,
-    entropyCoef: cfg.entropy_coef,
-    lossType: cfg.loss_type,
-    importanceSamplingLevel: cfg.importance_sampling_level,
-    maxCompletionLength: cfg.max_completion_length,
-  };
   const tUpdate = performance.now();
   const submitsBefore = rt.counters.submits;
-  let scalars: Float32Array = new Float32Array(POLICY_LOSS_SCALARS.length);
-  let gradNorm = 0;
-  let skipped = false;
-  // Per-token data for the inspector, read back in the update's own submissions.
-  let entropyRead: Promise<Float32Array> | null = null;
-  let oldRead: Promise<Float32Array> | null = null;
-  let lastRead: Promise<Float32Array> | null = null;
-  let entropyMask: Float32Array | null = null;
+  let update: UpdateResult;
   try {
-    for (let it = 0; it < cfg.num_iterations; it++) {
-      rec = rt.recorder(`grpo.update.${it}`);
-      model.params.recordZeroGrads(rec);
-      // LoRA dropout: a fresh mask per (seed, step, pass), on the policy's training forward only.
-      const dropout = model.lora && model.lora.config.lora_dropout > 0 ? { dropoutSeed: (cfg.seed ^ Math.imul(step + 1, 0x9e3779b1) ^ Math.imul(it + 1, 0x85ebca6b)) >>> 0 } : {};
-      const state = model.forward(rec, batch.tokens, dropout);
-      const lp = recordLogprobsForward(rt, rec, state.logits, targets, { rows, vocab: V, temperature });
-      if (it === 0) {
-        // π_old = π_θ before the first update (TRL's detached log-probs).
-        rec.copy(lp.logprobs, old, rows * 4);
-        if (cfg.beta !== 0) {
-          if (!ctx.reference) throw new Error('beta > 0 needs the reference model');
-          const refState = ctx.reference.forward(rec, batch.tokens);
-          const refLp = recordLogprobsForward(rt, rec, refState.logits, targets, { rows, vocab: V, temperature });
-          ref = rt.storage(rows * 4, 'grpo.ref_logprobs');
-          rec.copy(refLp.logprobs, ref, rows * 4);
-          rec.releaseAfterSubmit(refLp.logprobs, refLp.entropy, refLp.rowStats, ...refState.owned);
-        }
-        entropyRead = rec.readF32(lp.entropy, rows);
-        if (cfg.num_iterations > 1) oldRead = rec.readF32(lp.logprobs, rows);
-        if (cfg.top_entropy_quantile < 1) {
-          // The entropy mask needs this pass's entropies on the host: one extra submission.
-          await rec.submit();
-          const e = await entropyRead;
-          const threshold = maskedQuantile(e, batch.mask, 1 - cfg.top_entropy_quantile);
-          entropyMask = Float32Array.from(e, (h) => (h >= threshold ? 1 : 0));
-          tokenWeights = rt.upload(entropyMask, 'grpo.entropy_mask');
-          rec = rt.recorder('grpo.update.0b');
-        }
-      }
-      if (it > 0 && it === cfg.num_iterations - 1) lastRead = rec.readF32(lp.logprobs, rows);
-      const loss = recordPolicyLoss(rt, rec, { n: N, l: T }, { logprobs: lp.logprobs, oldLogprobs: old, refLogprobs: ref, mask, advantages: adv.advantages, entropy: lp.entropy, tokenWeights }, lossOptions);
-      const dLogits = recordLogprobsBackward(rt, rec, lp, loss.gradLogprobs, loss.gradEntropy);
-      model.backward(rec, state, dLogits);
-      const opt = recordOptimizerStep(rt, rec, model.params.optimizerTensors(rec), {
-        step: step + 1,
-        learning_rate: learningRate,
-        adam_beta1: cfg.adam_beta1,
-        adam_beta2: cfg.adam_beta2,
-        adam_epsilon: cfg.adam_epsilon,
-        weight_decay: cfg.weight_decay,
-        max_grad_norm: cfg.max_grad_norm,
-      });
-      const scalarRead = rec.readF32(loss.scalars, POLICY_LOSS_SCALARS.length);
-      const stepState = readStepState(rec, opt.stepState);
-      rec.releaseAfterSubmit(lp.logprobs, lp.entropy, lp.rowStats, loss.gradLogprobs, loss.scalars, dLogits, opt.stepState, opt.tensorStats, ...(loss.gradEntropy ? [loss.gradEntropy] : []));
-      try {
-        await rec.submit();
-      } finally {
-        model.release(state);
-      }
-      scalars = await scalarRead;
-      const s = await stepState;
-      gradNorm = s.gradNorm;
-      if (!s.finite) {
-        skipped = true;
-        break;
-      }
-    }
+    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: adv.advantages, step, learningRate });
   } finally {
-    rt.release(targets, mask, old, adv.advantages, ...(ref ? [ref] : []), ...(tokenWeights ? [tokenWeights] : []));
+    rt.release(adv.advantages);
   }
+  const { scalars: named, gradNorm, skipped } = update;
   const updateSeconds = (performance.now() - tUpdate) / 1000;
-  const entropies = entropyRead ? await entropyRead : null;
-  const ratios = oldRead && lastRead ? { old: await oldRead, last: await lastRead } : null;
   rollouts.forEach((r, b) => {
     const at = (j: number) => b * T + batch.completionStart + j;
     const n = r.completion_ids.length;
-    if (entropies) r.token_entropy = Array.from({ length: n }, (_, j) => entropies[at(j)]);
-    r.token_ratio = Array.from({ length: n }, (_, j) => (ratios ? Math.exp(ratios.last[at(j)] - ratios.old[at(j)]) : 1));
-    r.token_weight = Array.from({ length: n }, (_, j) => batch.mask[at(j)] * (entropyMask ? entropyMask[at(j)] : 1));
+    r.token_entropy = Array.from({ length: n }, (_, j) => update.entropy[at(j)]);
+    const { firstLogprobs: first, lastLogprobs: last } = update;
+    r.token_ratio = Array.from({ length: n }, (_, j) => (first && last ? Math.exp(last[at(j)] - first[at(j)]) : 1));
+    r.token_weight = Array.from({ length: n }, (_, j) => batch.mask[at(j)] * (update.entropyMask ? update.entropyMask[at(j)] : 1));
   });
-  const named = Object.fromEntries(POLICY_LOSS_SCALARS.map((k, i) => [k, scalars[i]])) as Record<(typeof POLICY_LOSS_SCALARS)[number], number>;
   await hooks.onStage?.('updated', rollouts);
 
   const metrics: StepMetrics = {

@@ -64,4 +64,18 @@ describe('grpoStep', () => {
     // The second step's KL to the frozen start is positive once the policy has moved.
     expect(r.steps[1].metrics.kl).toBeGreaterThan(0);
   });
+
+  // Micro-batching (per_device_train_batch_size) is gradient accumulation: for grpo, dapo and
+  // dr_grpo the accumulated gradient equals the one-submission gradient up to f32 summation
+  // order. Tolerance: 1e-5 of the largest gradient entry.
+  it.each(['grpo', 'dapo', 'dr_grpo'] as const)('micro-batches of 2 sequences give the same %s step as one submission', async (lossType) => {
+    const r = await harness.runModule(CASES, 'microBatchParity', { options: { ...BASE, loss_type: lossType, beta: 0.05, entropy_coef: 0.01 }, microBatch: 2 });
+    expect(r.sameRewards).toBe(true);
+    expect(r.maxGrad).toBeGreaterThan(1e-4);
+    expect(r.maxDiff).toBeLessThan(1e-5 * r.maxGrad);
+    expect(r.split.update_submits).toBe(r.whole.update_submits * (BASE.generation_batch_size / 2));
+    expect(r.split.loss).toBeCloseTo(r.whole.loss, 5);
+    expect(r.split.clip_ratio_region).toBeCloseTo(r.whole.clip_ratio_region, 6);
+    expect(r.split.kl).toBeCloseTo(r.whole.kl, 6);
+  });
 });

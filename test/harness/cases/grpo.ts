@@ -56,3 +56,34 @@ export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; s
   ctx.reference?.params.destroy();
   return { steps: out, stages: seen };
 }
+
+/**
+ * The same GRPO step with the update in one submission and in micro-batches of `microBatch`
+ * sequences: the accumulated gradients and the loss scalars, for comparison.
+ */
+export async function microBatchParity(rt: GpuRuntime, input: { options: GrpoConfigInput; microBatch: number }) {
+  const run = async (perDevice: number | null) => {
+    const ctx = await context(rt, { ...input.options, per_device_train_batch_size: perDevice }, LETTER_RUBRIC);
+    const prompts = Array.from({ length: ctx.config.generation_batch_size / ctx.config.num_generations }, (_, i) => `Say word ${i}.`);
+    const submits = rt.counters.submits;
+    const r = await grpoStep(ctx, 0, prompts);
+    // Gradients, not weights: Adam's first step moves a weight by ~lr·sign(g), so a gradient at
+    // rounding-noise level could flip it; the accumulated gradients compare cleanly.
+    const values = await ctx.model.params.read('grad');
+    ctx.model.params.destroy();
+    ctx.reference?.params.destroy();
+    return { metrics: r.metrics, submits: rt.counters.submits - submits, values: Object.fromEntries([...values].map(([k, t]) => [k, Array.from(t.data)])), rewards: r.rollouts.map((x) => x.reward) };
+  };
+  const whole = await run(null);
+  const split = await run(input.microBatch);
+  let maxDiff = 0;
+  let maxGrad = 0;
+  for (const [name, a] of Object.entries(whole.values)) {
+    const b = split.values[name];
+    for (let i = 0; i < a.length; i++) {
+      maxDiff = Math.max(maxDiff, Math.abs(a[i] - b[i]));
+      maxGrad = Math.max(maxGrad, Math.abs(a[i]));
+    }
+  }
+  return { maxDiff, maxGrad, whole: whole.metrics, split: split.metrics, sameRewards: JSON.stringify(whole.rewards) === JSON.stringify(split.rewards) };
+}

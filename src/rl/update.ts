@@ -1,0 +1,229 @@
+// The update half of a GRPO step: num_iterations passes of forward → log-probs → clipped loss →
+// backward, then grad norm + AdamW, over the generation batch split into micro-batches of
+// per_device_train_batch_size sequences (TRL's name; null = the whole batch). Each micro-batch
+// is one queue submission; gradients accumulate across them and the optimizer step rides in
+// the last one, so with one micro-batch a pass is exactly one submission, as before.
+// Loss normalisation follows TRL under gradient accumulation: dapo divides by the active tokens
+// of the whole batch (num_items_in_batch); grpo and dr_grpo by the whole batch's sequences
+// (each micro-batch's gradient is scaled by its share n_b / N); bnpo divides each micro-batch by
+// its own tokens and by the number of micro-batches, as TRL does.
+import type { GpuRuntime } from '../gpu/runtime';
+import type { Recorder } from '../gpu/recorder';
+import { recordOptimizerStep } from '../ops/adamw';
+import { recordScale } from '../ops/elementwise';
+import { readStepState } from '../ops/gradNorm';
+import { recordLogprobsBackward, recordLogprobsForward } from '../ops/logprobs';
+import { POLICY_LOSS_SCALARS, recordPolicyLoss } from '../ops/policyLoss';
+import type { PolicyLossOptions } from '../ops/policyLoss.reference';
+import type { TokenBatch, Transformer } from '../model/transformer';
+import type { GrpoConfig } from './config';
+import { maskedQuantile, type RolloutBatch } from './rolloutBatch';
+
+export type LossScalars = Record<(typeof POLICY_LOSS_SCALARS)[number], number>;
+
+export interface UpdateInput {
+  rt: GpuRuntime;
+  model: Transformer;
+  reference: Transformer | null;
+  config: GrpoConfig;
+  batch: RolloutBatch;
+  /** [N] advantages on the GPU (the group-advantage kernel's output). */
+  advantages: GPUBuffer;
+  step: number;
+  learningRate: number;
+}
+
+export interface UpdateResult {
+  /** The last pass's loss scalars over the whole batch (sums for losses, token-weighted means otherwise). */
+  scalars: LossScalars;
+  gradNorm: number;
+  skipped: boolean;
+  /** [N * T] entropies of the first pass, log-probs of the first and the last pass (when > 1 pass). */
+  entropy: Float32Array;
+  firstLogprobs: Float32Array | null;
+  lastLogprobs: Float32Array | null;
+  /** [N * T] 1/0 of the top_entropy_quantile mask, or null when it is off. */
+  entropyMask: Float32Array | null;
+  microBatches: number;
+}
+
+interface MicroBatch {
+  start: number;
+  n: number;
+  tokens: TokenBatch;
+  mask: Float32Array;
+  targets: GPUBuffer;
+  maskBuf: GPUBuffer;
+  advantages: GPUBuffer;
+  old: GPUBuffer;
+  ref: GPUBuffer | null;
+  tokenWeights: GPUBuffer | null;
+}
+
+/** Sequences [start, start + n) of a batch laid out [N, T]. */
+function sliceTokens(tokens: TokenBatch, start: number, n: number): TokenBatch {
+  const T = tokens.seqLen;
+  return { batch: n, seqLen: T, ids: tokens.ids.slice(start * T, (start + n) * T), pads: Array.from(tokens.pads).slice(start, start + n) };
+}
+
+/** The factor a micro-batch's gradient gets so the sum over micro-batches is the whole batch's loss. */
+export function microBatchScale(lossType: GrpoConfig['loss_type'], n: number, total: number, microBatches: number): number {
+  if (microBatches === 1) return 1;
+  if (lossType === 'dapo') return 1; // normalised by num_items_in_batch instead
+  if (lossType === 'bnpo') return 1 / microBatches;
+  return n / total; // grpo, dr_grpo: 1/N over the whole batch
+}
+
+const WEIGHTED = ['clipRatioLow', 'clipRatioHigh', 'clipRatioRegion', 'ratioMean', 'klMean', 'entropyMean', 'dualClipRatio'] as const;
+
+/** Combines micro-batch scalars: losses add up (already scaled), ratios and means weight by active tokens. */
+export function combineScalars(parts: readonly { scalars: Float32Array; scale: number }[]): LossScalars {
+  const named = (s: Float32Array) => Object.fromEntries(POLICY_LOSS_SCALARS.map((k, i) => [k, s[i]])) as LossScalars;
+  if (parts.length === 1) return named(parts[0].scalars);
+  const all = parts.map((p) => ({ s: named(p.scalars), scale: p.scale }));
+  const out = named(new Float32Array(POLICY_LOSS_SCALARS.length));
+  const tokens = all.reduce((t, p) => t + p.s.maskSum, 0);
+  out.maskSum = tokens;
+  out.loss = all.reduce((t, p) => t + p.scale * p.s.loss, 0);
+  out.policyLoss = all.reduce((t, p) => t + p.scale * p.s.policyLoss, 0);
+  for (const k of WEIGHTED) out[k] = tokens > 0 ? all.reduce((t, p) => t + p.s[k] * p.s.maskSum, 0) / tokens : 0;
+  return out;
+}
+
+export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
+  const { rt, model, reference, config: cfg, batch } = input;
+  const N = batch.tokens.batch;
+  const T = batch.tokens.seqLen;
+  const V = model.config.vocabSize;
+  const temperature = cfg.temperature > 0 ? cfg.temperature : 1;
+  const size = Math.min(cfg.per_device_train_batch_size ?? N, N);
+  const K = Math.ceil(N / size);
+  const totalTokens = batch.mask.reduce((s, m) => s + m, 0);
+  const lossOptions: Partial<PolicyLossOptions> = {
+    epsilon: cfg.epsilon,
+    epsilonHigh: cfg.epsilon_high ?? cfg.epsilon,
+    dualClip: cfg.dual_clip,
+    beta: cfg.beta,
+    klEstimator: cfg.kl_estimator,
+    entropyCoef: cfg.entropy_coef,
+    lossType: cfg.loss_type,
+    importanceSamplingLevel: cfg.importance_sampling_level,
+    maxCompletionLength: cfg.max_completion_length,
+    ...(K > 1 && cfg.loss_type === 'dapo' ? { numItemsInBatch: totalTokens } : {}),
+  };
+  const micro: MicroBatch[] = [];
+  const entropy = new Float32Array(N * T);
+  const firstLogprobs = cfg.num_iterations > 1 ? new Float32Array(N * T) : null;
+  const lastLogprobs = cfg.num_iterations > 1 ? new Float32Array(N * T) : null;
+  const entropyMask = cfg.top_entropy_quantile < 1 ? new Float32Array(N * T) : null;
+  let parts: { scalars: Float32Array; scale: number }[] = [];
+  let gradNorm = 0;
+  let skipped = false;
+  try {
+    for (let start = 0; start < N; start += size) {
+      const n = Math.min(size, N - start);
+      const rows = n * T;
+      const mask = batch.mask.slice(start * T, start * T + rows);
+      micro.push({
+        start,
+        n,
+        tokens: sliceTokens(batch.tokens, start, n),
+        mask,
+        targets: rt.upload(batch.targets.slice(start * T, start * T + rows), 'grpo.targets'),
+        maskBuf: rt.upload(mask, 'grpo.mask'),
+        advantages: rt.storage(n * 4, 'grpo.advantages'),
+        old: rt.storage(rows * 4, 'grpo.old_logprobs'),
+        ref: null,
+        tokenWeights: null,
+      });
+    }
+    for (let it = 0; it < cfg.num_iterations && !skipped; it++) {
+      parts = [];
+      for (let k = 0; k < K; k++) {
+        const mb = micro[k];
+        const rows = mb.n * T;
+        let rec: Recorder = rt.recorder(`grpo.update.${it}.${k}`);
+        if (k === 0) model.params.recordZeroGrads(rec);
+        if (it === 0 && k === 0) for (const m of micro) rec.copy(input.advantages, m.advantages, m.n * 4, m.start * 4, 0);
+        // LoRA dropout: a fresh mask per (seed, step, pass, micro-batch), on the policy's training forward only.
+        const dropout = model.lora && model.lora.config.lora_dropout > 0
+          ? { dropoutSeed: (cfg.seed ^ Math.imul(input.step + 1, 0x9e3779b1) ^ Math.imul(it + 1, 0x85ebca6b) ^ Math.imul(k + 1, 0xc2b2ae35)) >>> 0 }
+          : {};
+        const state = model.forward(rec, mb.tokens, dropout);
+        const lp = recordLogprobsForward(rt, rec, state.logits, mb.targets, { rows, vocab: V, temperature });
+        const reads: Promise<void>[] = [];
+        const readInto = (buf: GPUBuffer, into: Float32Array) => reads.push(rec.readF32(buf, rows).then((x) => into.set(x, mb.start * T)));
+        if (it === 0) {
+          // π_old = π_θ before the first update (TRL's detached log-probs).
+          rec.copy(lp.logprobs, mb.old, rows * 4);
+          if (firstLogprobs) readInto(lp.logprobs, firstLogprobs);
+          if (cfg.beta !== 0) {
+            if (!reference) throw new Error('beta > 0 needs the reference model');
+            const refState = reference.forward(rec, mb.tokens);
+            const refLp = recordLogprobsForward(rt, rec, refState.logits, mb.targets, { rows, vocab: V, temperature });
+            mb.ref = rt.storage(rows * 4, 'grpo.ref_logprobs');
+            rec.copy(refLp.logprobs, mb.ref, rows * 4);
+            rec.releaseAfterSubmit(refLp.logprobs, refLp.entropy, refLp.rowStats, ...refState.owned);
+          }
+          const entropies = rec.readF32(lp.entropy, rows);
+          reads.push(entropies.then((e) => entropy.set(e, mb.start * T)));
+          if (entropyMask) {
+            // The entropy mask needs this micro-batch's entropies on the host (TRL: per micro-batch too).
+            await rec.submit();
+            const e = await entropies;
+            const threshold = maskedQuantile(e, mb.mask, 1 - cfg.top_entropy_quantile);
+            const m = Float32Array.from(e, (h) => (h >= threshold ? 1 : 0));
+            entropyMask.set(m, mb.start * T);
+            mb.tokenWeights = rt.upload(m, 'grpo.entropy_mask');
+            rec = rt.recorder(`grpo.update.0.${k}b`);
+          }
+        }
+        if (it > 0 && it === cfg.num_iterations - 1 && lastLogprobs) readInto(lp.logprobs, lastLogprobs);
+        const loss = recordPolicyLoss(
+          rt,
+          rec,
+          { n: mb.n, l: T },
+          { logprobs: lp.logprobs, oldLogprobs: mb.old, refLogprobs: mb.ref, mask: mb.maskBuf, advantages: mb.advantages, entropy: lp.entropy, tokenWeights: mb.tokenWeights },
+          lossOptions,
+        );
+        const scale = microBatchScale(cfg.loss_type, mb.n, N, K);
+        const gradLogprobs = scale === 1 ? loss.gradLogprobs : recordScale(rt, rec, loss.gradLogprobs, rows, scale);
+        const gradEntropy = loss.gradEntropy && scale !== 1 ? recordScale(rt, rec, loss.gradEntropy, rows, scale) : loss.gradEntropy;
+        const dLogits = recordLogprobsBackward(rt, rec, lp, gradLogprobs, gradEntropy);
+        model.backward(rec, state, dLogits);
+        let stepState: Promise<{ gradNorm: number; finite: boolean }> | null = null;
+        if (k === K - 1) {
+          const opt = recordOptimizerStep(rt, rec, model.params.optimizerTensors(rec), {
+            step: input.step + 1,
+            learning_rate: input.learningRate,
+            adam_beta1: cfg.adam_beta1,
+            adam_beta2: cfg.adam_beta2,
+            adam_epsilon: cfg.adam_epsilon,
+            weight_decay: cfg.weight_decay,
+            max_grad_norm: cfg.max_grad_norm,
+          });
+          stepState = readStepState(rec, opt.stepState);
+          rec.releaseAfterSubmit(opt.stepState, opt.tensorStats);
+        }
+        const scalarRead = rec.readF32(loss.scalars, POLICY_LOSS_SCALARS.length);
+        const scaled = [gradLogprobs, gradEntropy].filter((b, i): b is GPUBuffer => b !== null && b !== [loss.gradLogprobs, loss.gradEntropy][i]);
+        rec.releaseAfterSubmit(lp.logprobs, lp.entropy, lp.rowStats, loss.gradLogprobs, loss.scalars, dLogits, ...scaled, ...(loss.gradEntropy ? [loss.gradEntropy] : []));
+        try {
+          await rec.submit();
+        } finally {
+          model.release(state);
+        }
+        await Promise.all(reads);
+        parts.push({ scalars: await scalarRead, scale });
+        if (stepState) {
+          const s = await stepState;
+          gradNorm = s.gradNorm;
+          skipped = !s.finite;
+        }
+      }
+    }
+  } finally {
+    for (const m of micro) rt.release(m.targets, m.maskBuf, m.advantages, m.old, ...(m.ref ? [m.ref] : []), ...(m.tokenWeights ? [m.tokenWeights] : []));
+  }
+  return { scalars: combineScalars(parts), gradNorm, skipped, entropy, firstLogprobs, lastLogprobs, entropyMask, microBatches: K };
+}
