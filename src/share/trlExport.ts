@@ -206,7 +206,7 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
     option('num_generations', c.num_generations),
     option('generation_batch_size', c.generation_batch_size),
     { code: 'per_device_train_batch_size=PER_DEVICE_BATCH,', comment: 'one optimizer step per generation batch, as in the page' },
-    option('gradient_accumulation_steps', 1),
+    { code: 'gradient_accumulation_steps=GRAD_ACCUM,', comment: c.per_device_train_batch_size === null ? undefined : 'the page accumulated micro-batches the same way' },
     option('max_completion_length', c.max_completion_length),
     c.temperature > 0
       ? option('temperature', c.temperature)
@@ -328,7 +328,13 @@ MODEL_ID = ${pyString(modelId)}${embedded ? `
 NUM_PROCESSES = int(os.environ.get("WORLD_SIZE", "1"))
 if ${config.generation_batch_size} % NUM_PROCESSES != 0:
     raise SystemExit("generation_batch_size ${config.generation_batch_size} must be a multiple of the number of processes")
-PER_DEVICE_BATCH = ${config.generation_batch_size} // NUM_PROCESSES
+${config.per_device_train_batch_size === null
+    ? `PER_DEVICE_BATCH = ${config.generation_batch_size} // NUM_PROCESSES
+GRAD_ACCUM = 1`
+    : `PER_DEVICE_BATCH = ${config.per_device_train_batch_size}  # per_device_train_batch_size, as in the page
+if ${config.generation_batch_size} % (PER_DEVICE_BATCH * NUM_PROCESSES) != 0:
+    raise SystemExit("generation_batch_size ${config.generation_batch_size} must be a multiple of ${config.per_device_train_batch_size} x the number of processes")
+GRAD_ACCUM = ${config.generation_batch_size} // (PER_DEVICE_BATCH * NUM_PROCESSES)`}
 
 dataset = load_dataset("json", data_files="prompts.jsonl", split="train")
 

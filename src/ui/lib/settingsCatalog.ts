@@ -46,6 +46,13 @@ export const SETTING_GROUPS: OptionGroup[] = [
       { key: 'num_generations', kind: 'int', trl: 'num_generations', help: 'Completions per prompt (the group). Advantages compare completions within a group, so at least 2.' },
       { key: 'generation_batch_size', kind: 'int', trl: 'generation_batch_size', help: 'Completions per step; a multiple of num_generations. Prompts per step = generation_batch_size / num_generations.' },
       { key: 'max_completion_length', kind: 'int', trl: 'max_completion_length', help: 'Tokens per completion at most; longer ones are cut (truncated).' },
+      {
+        key: 'per_device_train_batch_size',
+        kind: 'int',
+        nullable: true,
+        trl: 'per_device_train_batch_size',
+        help: 'Sequences per GPU submission in the update; gradients accumulate over the generation batch (one optimizer step per batch). Empty = the whole batch at once (fastest). Smaller saves memory; it must divide generation_batch_size.',
+      },
       { key: 'temperature', kind: 'number', step: 0.1, trl: 'temperature', help: 'Sampling temperature; 0 is greedy (every completion of a group the same: no signal).' },
       { key: 'top_p', kind: 'number', step: 0.05, trl: 'top_p', help: 'Nucleus sampling: keep the smallest set of tokens with this much probability.' },
       { key: 'top_k', kind: 'int', trl: 'top_k', help: 'Keep only the k most likely tokens; 0 = all.' },

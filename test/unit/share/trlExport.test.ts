@@ -112,10 +112,15 @@ for node in ast.walk(tree):
     };
     const { files } = await exportToTrl(experiment(config));
     const { kwargs } = readScript(files['train_grpo.py']);
-    const expected: Record<string, unknown> = { ...config, max_grad_norm: 0, output_dir: 'grpo-output', gradient_accumulation_steps: 1, logging_steps: 1, report_to: 'none', save_strategy: 'no' };
+    const expected: Record<string, unknown> = { ...config, max_grad_norm: 0, output_dir: 'grpo-output', gradient_accumulation_steps: '<GRAD_ACCUM>', logging_steps: 1, report_to: 'none', save_strategy: 'no' };
     delete expected.save_steps;
     for (const [k, v] of Object.entries(expected)) expect(kwargs[k], k).toEqual(v);
     expect(kwargs.per_device_train_batch_size).toBe('<PER_DEVICE_BATCH>');
+    expect(files['train_grpo.py']).toContain('GRAD_ACCUM = 1\n');
+    // Micro-batches in the page become TRL's gradient accumulation.
+    const micro = (await exportToTrl(experiment({ ...config, per_device_train_batch_size: 4 }))).files['train_grpo.py'];
+    expect(micro).toContain('PER_DEVICE_BATCH = 4  # per_device_train_batch_size');
+    expect(micro).toContain('GRAD_ACCUM = 16 // (PER_DEVICE_BATCH * NUM_PROCESSES)');
     expect(kwargs.reward_weights).toBe('<REWARD_WEIGHTS>');
     expect(Object.keys(kwargs)).not.toContain('save_steps');
     // Options newer TRL added are written only when they differ from TRL's defaults.
