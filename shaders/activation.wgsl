@@ -54,11 +54,27 @@ fn element(wid: vec3<u32>, nwg: vec3<u32>, tid: u32) -> u32 {
 // finite; sigmoid(-80) = 1.8e-35 is already 0 to f32 precision. Large z only underflows e to 0.
 struct Sigmoid { s: f32, e: f32 }
 
-// max/clamp return the other operand for a NaN input on most GPUs, which would turn a NaN
-// activation into a finite one and hide a corrupted weight from the trainer's NaN guard.
-// Every output therefore passes a NaN input through (bit test: fast-math safe).
+// max/clamp return the other operand for a NaN input on most GPUs, and the clamps map -inf
+// to -20 or -80, which would turn a non-finite activation into a finite one and hide a
+// corrupted weight from the trainer's NaN guard. So non-finite inputs give what torch gives:
+// forward NaN -> NaN, -inf -> NaN (-inf * 0), +inf -> +inf (the plain formula already does);
+// backward NaN for any non-finite x (inf * 0 in the derivative). Bit tests: fast-math safe.
 fn is_nan(x: f32) -> bool {
   return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn is_finite(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u;
+}
+
+// NaN or -inf: the forward outputs that must be NaN.
+fn nan_forward(x: f32) -> bool {
+  return is_nan(x) || bitcast<u32>(x) == 0xff800000u;
+}
+
+// A quiet NaN from x's bits (WGSL rejects NaN constants, so it is made at run time).
+fn nan_from(x: f32) -> f32 {
+  return bitcast<f32>(bitcast<u32>(x) | 0x7fc00000u);
 }
 
 fn sigmoid(z: f32) -> Sigmoid {
@@ -80,7 +96,7 @@ fn gelu_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   if (i >= params.count) { return; }
   let v = x[i];
   // Below -20 gelu is under 1e-80: multiply -20, not x, so x = -1e30 cannot give -1e30 * 1.8e-35.
-  y[i] = select(max(v, -20.0) * sigmoid(gelu_two_u(v)).s, v, is_nan(v));
+  y[i] = select(max(v, -20.0) * sigmoid(gelu_two_u(v)).s, nan_from(v), nan_forward(v));
 }
 
 @compute @workgroup_size(WG)
@@ -94,7 +110,7 @@ fn gelu_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   let ds = sg.e * sg.s * sg.s;
   let vc = clamp(v, -20.0, 20.0);
   let du = SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_C * vc * vc);
-  dx[i] = select(dy[i] * (sg.s + 2.0 * vc * ds * du), v, is_nan(v));
+  dx[i] = select(dy[i] * (sg.s + 2.0 * vc * ds * du), nan_from(v), !is_finite(v));
 }
 
 @compute @workgroup_size(WG)
@@ -106,7 +122,7 @@ fn swiglu_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
   // any g (g = -1e30 would otherwise give -1e30 * 1.8e-35).
   let raw = gate[i];
   let g = max(raw, -80.0);
-  h[i] = select(g * sigmoid(g).s * up[i], raw, is_nan(raw));
+  h[i] = select(g * sigmoid(g).s * up[i], nan_from(raw), nan_forward(raw));
 }
 
 @compute @workgroup_size(WG)
@@ -119,6 +135,6 @@ fn swiglu_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroup
   let sg = sigmoid(g);
   let grad = dh[i];
   // 1 - s = e s.
-  d_gate[i] = select(grad * up[i] * sg.s * (1.0 + g * sg.e * sg.s), raw, is_nan(raw));
-  d_up[i] = select(grad * g * sg.s, raw, is_nan(raw));
+  d_gate[i] = select(grad * up[i] * sg.s * (1.0 + g * sg.e * sg.s), nan_from(raw), !is_finite(raw));
+  d_up[i] = select(grad * g * sg.s, nan_from(raw), nan_forward(raw));
 }

@@ -22,6 +22,16 @@
 // Decode: one workgroup per (b, h): one query q [B, Hq, DH] against caches k, v laid out
 // [B, Hkv, TMAX, DH] (params.max_seq_len = TMAX), keys j in [pad[b], len), len = seq_len.
 //
+// NaN and Inf: a NaN or +inf score (from a NaN or inf in q or k) makes its row's out and lse
+// NaN; so does a row whose every visible score is -inf (no probability mass, as in torch). This
+// is decided with bit tests on the scores, because max() drops a NaN and SwiftShader computes
+// exp(NaN) = +inf and log(NaN) = 89: an lse of +inf would make every backward probability
+// exp(s - inf) = 0 and hide the NaN from dk and dv. The backward takes exp of (score - lse)
+// through exp_keep_nan for the same reason. A NaN or inf in v flows through the weighted sums
+// by plain arithmetic. Masked (invisible) keys can spread a NaN within a tile of the training
+// kernels (p = 0 times a NaN value is NaN): that may add NaNs, never hide one. Decode rows
+// without any key still give 0.
+//
 // Workgroup memory: TILES tiles of TILE rows padded to ROW = DH + 1 floats (no bank conflicts
 // between rows), then a TILE x TILE score block; forward 2 tiles, backward 3. TILE = 16 needs
 // 25.2 KiB at DH = 128; TILE = 8 fits 16 KiB for every DH <= 128. The launcher picks TILE.
@@ -44,6 +54,7 @@ const MAX_TILE: u32 = 16u;
 const WG: u32 = 256u;
 const DEC_WG: u32 = 128u; // >= DH: decode thread d owns output column d
 const LOWEST: f32 = -3.4028234663852886e38;
+const NAN_BITS: u32 = 0x7fc00000u;
 
 struct Params {
   batch: u32,
@@ -83,6 +94,26 @@ struct Params {
 @group(0) @binding(7) var<storage, read_write> dq: array<f32>;
 @group(0) @binding(7) var<storage, read_write> dk: array<f32>;
 @group(0) @binding(8) var<storage, read_write> dv: array<f32>;
+
+// NaN or +inf: a score that poisons its row (a -inf score is a probability of 0).
+fn poisons(score: f32) -> bool {
+  let u = bitcast<u32>(score);
+  return (u & 0x7fffffffu) > 0x7f800000u || u == 0x7f800000u;
+}
+
+fn is_nan(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+// A quiet NaN. WGSL rejects NaN constants, so the bits come from a run-time value.
+fn quiet_nan(runtime_bits: u32) -> f32 {
+  return bitcast<f32>(runtime_bits | NAN_BITS);
+}
+
+// exp that keeps a NaN (SwiftShader's exp(NaN) is +inf).
+fn exp_keep_nan(x: f32) -> f32 {
+  return select(exp(x), x, is_nan(x));
+}
 
 var<workgroup> shm: array<f32, SHM_FLOATS>;
 // Offsets of the tiles in shm; the score block starts at SCORES.
@@ -173,6 +204,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   load_q(TILE_A, tid, b, t0, h);
   var m = LOWEST; // finite, so exp(m - m') never meets inf - inf
   var l = 0.0;
+  var row_poisoned = false;
   var acc: array<f32, MAX_COLS>;
   var p: array<f32, MAX_TILE>;
   let row_end = min(t0 + TILE, T);
@@ -188,7 +220,14 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
       var m_blk = LOWEST;
       for (var jj = 0u; jj < TILE; jj++) {
         let j = j0 + jj;
-        if (row_valid && j >= p0 && j <= i) { m_blk = max(m_blk, shm[SCORES + r * TILE + jj]); }
+        if (row_valid && j >= p0 && j <= i) {
+          let score = shm[SCORES + r * TILE + jj];
+          if (poisons(score)) {
+            row_poisoned = true;
+          } else {
+            m_blk = max(m_blk, score);
+          }
+        }
       }
       let m_new = max(m, m_blk);
       let alpha = exp(m - m_new);
@@ -196,7 +235,8 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
       for (var jj = 0u; jj < TILE; jj++) {
         let j = j0 + jj;
         var e = 0.0;
-        if (row_valid && j >= p0 && j <= i) { e = exp(shm[SCORES + r * TILE + jj] - m_new); }
+        let score = shm[SCORES + r * TILE + jj];
+        if (row_valid && j >= p0 && j <= i && !poisons(score)) { e = exp(score - m_new); }
         p[jj] = e;
         sum += e;
       }
@@ -214,14 +254,19 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
     }
   }
   if (i < T) {
-    // A valid row sees key i, so l >= exp(0) there; padded rows write zeros.
+    // A valid row sees key i, so l >= exp(0) there unless every score is -inf; padded rows
+    // write zeros.
     let inv = select(0.0, 1.0 / l, row_valid);
+    var row_lse = select(0.0, m + log(l), row_valid);
+    let nan_row = row_valid && (row_poisoned || l == 0.0);
+    let nan = quiet_nan(bitcast<u32>(l));
+    if (nan_row) { row_lse = nan; }
     let base = token_base(b, i, Hq, h);
     for (var c = 0u; c < COLS; c++) {
       let col = lane + c * TILE;
-      if (col < DH) { out[base + col] = acc[c] * inv; }
+      if (col < DH) { out[base + col] = select(acc[c] * inv, nan, nan_row); }
     }
-    if (lane == 0u) { lse[(b * Hq + h) * T + i] = select(0.0, m + log(l), row_valid); }
+    if (lane == 0u) { lse[(b * Hq + h) * T + i] = row_lse; }
   }
 }
 
@@ -287,7 +332,7 @@ fn backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
       workgroupBarrier();
       var ds = 0.0;
       if (visible) {
-        let prob = exp(dot_rows(TILE_A, r, TILE_B, lane) * params.scale - row_lse);
+        let prob = exp_keep_nan(dot_rows(TILE_A, r, TILE_B, lane) * params.scale - row_lse);
         ds = prob * (dp - delta);
       }
       shm[SCORES + tid] = ds;
@@ -348,7 +393,7 @@ fn backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
         load_q(TILE_A, tid, b, t0, h);
         workgroupBarrier();
         var prob = 0.0;
-        if (visible) { prob = exp(dot_rows(TILE_A, r, TILE_B, lane) * params.scale - stats[2u * srow]); }
+        if (visible) { prob = exp_keep_nan(dot_rows(TILE_A, r, TILE_B, lane) * params.scale - stats[2u * srow]); }
         workgroupBarrier(); // Q is consumed: dout may overwrite it
         load_dout(TILE_A, tid, b, t0, h);
         workgroupBarrier();
@@ -446,15 +491,20 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     let j = j0 + tid;
     let valid = j < len;
     var s = LOWEST;
+    var bad = false;
     if (valid) {
       let kbase = (cache0 + j) * DH;
       var dotp = 0.0;
       for (var d = 0u; d < DH; d++) { dotp += dec_q[d] * k[kbase + d]; }
-      s = dotp;
+      bad = poisons(dotp);
+      s = select(dotp, LOWEST, bad); // kept out of the max
     }
     let m_new = max(m, dec_reduce_max(tid, s));
     var e = 0.0;
     if (valid) { e = exp(s - m_new); }
+    // A poisoned key's weight is an explicit NaN (not exp(NaN)): plain sums carry it into l
+    // and into every output column.
+    if (bad) { e = quiet_nan(j); }
     dec_p[tid] = e;
     let sum = dec_reduce_sum(tid, e); // its barriers also publish dec_p
     let alpha = exp(m - m_new);
@@ -468,5 +518,11 @@ fn decode(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: v
     }
     workgroupBarrier(); // before the next chunk overwrites dec_p
   }
-  if (tid < DH) { out[qbase + tid] = select(0.0, acc / l, l > 0.0); }
+  // Zero only when no key is visible; NaN when a score was NaN or +inf (NaN weights above),
+  // or every score was -inf (l = 0).
+  if (tid < DH) {
+    var o = acc / l;
+    if (l == 0.0) { o = quiet_nan(bitcast<u32>(l)); }
+    out[qbase + tid] = select(o, 0.0, p0 >= len);
+  }
 }

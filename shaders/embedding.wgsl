@@ -3,8 +3,10 @@
 //
 // Forward, T tokens, width D:
 //   out[t, :] = table[ids[t], :]  (+ pos_table[pos_ids[t], :] in gather_pos)
-// An id at or beyond its table's row count reads as a zero row (the launcher's host helper
-// rejects such ids before they get here; ids made on the GPU cannot be checked there).
+// An id at or beyond its table's row count reads as a NaN row (the launcher's host helper
+// rejects such ids before they get here; ids made on the GPU cannot be checked there). NaN,
+// not zeros: the sampler's "no token" id (0xffffffff, for a row of NaN logits) must keep
+// poisoning what follows instead of becoming a plausible input.
 //
 // Backward: dtable[v, :] = sum over t with ids[t] = v of dout[t, :]. No float atomics: the
 // launcher builds a CSR index on the host, one u32 array
@@ -52,9 +54,14 @@ struct Params {
 @group(0) @binding(2) var<storage, read> dout: array<f32>;
 @group(0) @binding(3) var<storage, read_write> dtable: array<f32>;
 
+// A quiet NaN. WGSL rejects NaN constants, so the bits come from a run-time value.
+fn quiet_nan(runtime_bits: u32) -> f32 {
+  return bitcast<f32>(runtime_bits | 0x7fc00000u);
+}
+
 fn token_value(t: u32, j: u32) -> f32 {
   let id = ids[t];
-  if (id >= params.rows) { return 0.0; }
+  if (id >= params.rows) { return quiet_nan(id); }
   return table[id * params.dim + j];
 }
 
@@ -75,7 +82,11 @@ fn gather_pos(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   if (j >= params.dim || t >= params.tokens) { return; }
   var v = token_value(t, j);
   let p = pos_ids[t];
-  if (p < params.positions) { v += pos_table[p * params.dim + j]; }
+  if (p < params.positions) {
+    v += pos_table[p * params.dim + j];
+  } else {
+    v = quiet_nan(p);
+  }
   out[t * params.dim + j] = v;
 }
 

@@ -28,14 +28,28 @@
 //
 // Missing values are found with a bit test on u32 loads, never x != x, which fast-math
 // compilers may fold to false; NaN outputs are written as u32 bit patterns for the same reason.
+//
+// Non-finite rewards: an input NaN is "missing" (above), but +-Inf is a value, and so is a
+// combined reward that overflows or comes out NaN (Inf - Inf, 0 * Inf). Such a value poisons
+// every statistic it enters, so nothing turns it into a quiet 0: a poisoned group (or GDPO
+// (group, criterion) column) has NaN mean and std and NaN advantages for its scored members,
+// and a poisoned batch makes every advantage that uses the batch statistics NaN ("batch"
+// scaling, GDPO). Zero-std and empty groups still give 0; missing rewards still give 0. NaN
+// advantages make the policy loss NaN, so the trainer skips the step instead of silently
+// learning nothing from the group. In the combined-reward scratch a missing value is
+// MISSING_BITS, a signalling-NaN pattern arithmetic never produces, so a computed NaN stays
+// distinguishable from "missing".
 
 const WG: u32 = 256u;
 const NAN_BITS: u32 = 0x7fc00000u;
+const MISSING_BITS: u32 = 0x7f800001u;
 
 // Group and (group, criterion) states.
 const FLAG_OK: u32 = 0u;
 const FLAG_ZERO_STD: u32 = 1u;
 const FLAG_EMPTY: u32 = 2u;
+// Holds a non-finite valid value: statistics and advantages are NaN.
+const FLAG_POISONED: u32 = 3u;
 
 // Source selector for stats_of().
 const SRC_REWARDS: u32 = 0u;
@@ -62,7 +76,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> group_stats: array<u32>;
 // [4]: zero_std_groups, unscorable, unscorable_groups, scorable.
 @group(0) @binding(5) var<storage, read_write> stats: array<u32>;
-// Scratch, f32 bits: [N] combined r (NaN bits = unscorable); GDPO adds [B*K] (mean, std + eps).
+// Scratch, f32 bits: [N] combined r (MISSING_BITS = unscorable); GDPO adds [B*K] (mean, std + eps).
 @group(0) @binding(6) var<storage, read_write> work: array<u32>;
 // Scratch: [B] group flags; GDPO adds [B*K] (group, criterion) flags.
 @group(0) @binding(7) var<storage, read_write> flags: array<u32>;
@@ -71,11 +85,29 @@ var<workgroup> red_sum: array<f32, WG>;
 var<workgroup> red_lo: array<f32, WG>;
 var<workgroup> red_hi: array<f32, WG>;
 var<workgroup> red_n: array<u32, WG>;
+var<workgroup> red_bad: array<u32, WG>;
 // zero_std_groups, unscorable, unscorable_groups (workgroup memory starts zeroed).
 var<workgroup> counters: array<atomic<u32>, 3>;
 
 fn is_nan_bits(u: u32) -> bool {
   return (u & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn is_nonfinite_bits(u: u32) -> bool {
+  return (u & 0x7fffffffu) >= 0x7f800000u;
+}
+
+// A quiet NaN. WGSL rejects NaN constants, so the bits come from a run-time value.
+fn quiet_nan(runtime_bits: u32) -> f32 {
+  return bitcast<f32>(runtime_bits | NAN_BITS);
+}
+
+// Input rewards: any NaN is missing. Combined rewards: only MISSING_BITS is.
+fn is_valid(src: u32, bits: u32) -> bool {
+  if (src == SRC_REWARDS) {
+    return !is_nan_bits(bits);
+  }
+  return bits != MISSING_BITS;
 }
 
 fn load(src: u32, index: u32) -> u32 {
@@ -91,6 +123,8 @@ struct Stats {
   sd: f32, // unbiased; 0 when n < 2 (callers check n)
   lo: f32,
   hi: f32,
+  // Some valid value is +-Inf or a computed NaN: mean, sd, lo and hi mean nothing.
+  poisoned: bool,
 }
 
 // Two-pass statistics of the valid values src[first + j * stride], j < count. One thread walks
@@ -98,13 +132,15 @@ struct Stats {
 // rewards with a large common offset (1000 + noise) keep their digits in the mean.
 fn stats_of(src: u32, first: u32, stride: u32, count: u32) -> Stats {
   var n = 0u;
+  var bad = 0u;
   var shifted_sum = 0.0;
   var x0 = 0.0;
   var lo = 0.0;
   var hi = 0.0;
   for (var j = 0u; j < count; j++) {
     let bits = load(src, first + j * stride);
-    if (is_nan_bits(bits)) { continue; }
+    if (!is_valid(src, bits)) { continue; }
+    if (is_nonfinite_bits(bits)) { bad++; }
     let x = bitcast<f32>(bits);
     if (n == 0u) {
       x0 = x;
@@ -117,14 +153,14 @@ fn stats_of(src: u32, first: u32, stride: u32, count: u32) -> Stats {
     }
     n++;
   }
-  var s = Stats(n, 0.0, 0.0, lo, hi);
-  if (n == 0u) { return s; }
+  var s = Stats(n, 0.0, 0.0, lo, hi, bad > 0u);
+  if (n == 0u || s.poisoned) { return s; }
   s.mean = x0 + shifted_sum / f32(n);
   if (n < 2u) { return s; }
   var ss = 0.0;
   for (var j = 0u; j < count; j++) {
     let bits = load(src, first + j * stride);
-    if (is_nan_bits(bits)) { continue; }
+    if (!is_valid(src, bits)) { continue; }
     let d = bitcast<f32>(bits) - s.mean;
     ss += d * d;
   }
@@ -133,15 +169,23 @@ fn stats_of(src: u32, first: u32, stride: u32, count: u32) -> Stats {
 }
 
 fn zero_std(s: Stats) -> bool {
-  return s.n >= 1u && (s.n == 1u || s.hi == s.lo);
+  return s.n >= 1u && !s.poisoned && (s.n == 1u || s.hi == s.lo);
+}
+
+fn group_flag(s: Stats) -> u32 {
+  if (s.n == 0u) { return FLAG_EMPTY; }
+  if (s.poisoned) { return FLAG_POISONED; }
+  if (zero_std(s)) { return FLAG_ZERO_STD; }
+  return FLAG_OK;
 }
 
 // Tree reductions over the workgroup; every thread gets the result. Called from uniform
 // control flow only. The leading barrier keeps a reduction from overwriting red_* while a
 // thread is still reading the previous result.
-fn reduce_batch(tid: u32, n: u32, sum: f32, lo: f32, hi: f32) -> Stats {
+fn reduce_batch(tid: u32, n: u32, bad: u32, sum: f32, lo: f32, hi: f32) -> Stats {
   workgroupBarrier();
   red_n[tid] = n;
+  red_bad[tid] = bad;
   red_sum[tid] = sum;
   red_lo[tid] = lo;
   red_hi[tid] = hi;
@@ -160,12 +204,13 @@ fn reduce_batch(tid: u32, n: u32, sum: f32, lo: f32, hi: f32) -> Stats {
         red_hi[tid] = max(red_hi[tid], red_hi[other]);
       }
       red_n[tid] = na + nb;
+      red_bad[tid] += red_bad[other];
       red_sum[tid] += red_sum[other];
     }
     workgroupBarrier();
   }
   let total = red_n[0];
-  var s = Stats(total, 0.0, 0.0, red_lo[0], red_hi[0]);
+  var s = Stats(total, 0.0, 0.0, red_lo[0], red_hi[0], red_bad[0] > 0u);
   if (total > 0u) { s.mean = red_sum[0] / f32(total); }
   return s;
 }
@@ -196,13 +241,7 @@ fn main(@builtin(local_invocation_index) tid: u32) {
       let g = p / kk;
       let c = p % kk;
       let s = stats_of(SRC_REWARDS, g * gen * kk + c, kk, gen);
-      var flag = FLAG_OK;
-      if (s.n == 0u) {
-        flag = FLAG_EMPTY;
-      } else if (zero_std(s)) {
-        flag = FLAG_ZERO_STD;
-      }
-      flags[groups + p] = flag;
+      flags[groups + p] = group_flag(s);
       work[n + 2u * p] = bitcast<u32>(s.mean);
       work[n + 2u * p + 1u] = bitcast<u32>(s.sd + params.eps);
     }
@@ -224,16 +263,19 @@ fn main(@builtin(local_invocation_index) tid: u32) {
       } else {
         let p = g * kk + c;
         let denom = bitcast<f32>(work[n + 2u * p + 1u]);
+        let flag = flags[groups + p];
         // denom > 0 only fails for eps = 0 with an underflowed std: treat as zero-std.
-        if (flags[groups + p] == FLAG_OK && denom > 0.0) {
+        if (flag == FLAG_OK && denom > 0.0) {
           acc += weights[c] * ((x - bitcast<f32>(work[n + 2u * p])) / denom);
+        } else if (flag == FLAG_POISONED) {
+          acc += quiet_nan(bits);
         }
       }
     }
     if (any_valid) {
       work[i] = bitcast<u32>(acc);
     } else {
-      work[i] = NAN_BITS;
+      work[i] = MISSING_BITS;
       atomicAdd(&counters[1], 1u);
     }
   }
@@ -242,40 +284,36 @@ fn main(@builtin(local_invocation_index) tid: u32) {
   // Phase 3: group statistics of the combined reward, group flags and counts.
   for (var g = tid; g < groups; g += WG) {
     let s = stats_of(SRC_COMBINED, g * gen, 1u, gen);
-    var flag = FLAG_OK;
-    if (s.n == 0u) {
-      flag = FLAG_EMPTY;
-      atomicAdd(&counters[2], 1u);
-    } else {
-      var is_zero = zero_std(s);
-      if (gdpo) {
-        is_zero = true;
-        for (var c = 0u; c < kk; c++) {
-          if (flags[groups + g * kk + c] == FLAG_OK) { is_zero = false; }
-        }
-      }
-      if (is_zero) {
-        flag = FLAG_ZERO_STD;
-        atomicAdd(&counters[0], 1u);
+    var flag = group_flag(s);
+    if (gdpo && flag != FLAG_EMPTY) {
+      // GDPO: zero-std when every criterion column is zero-std or empty (none OK or poisoned).
+      flag = FLAG_ZERO_STD;
+      for (var c = 0u; c < kk; c++) {
+        let column = flags[groups + g * kk + c];
+        if (column == FLAG_OK || column == FLAG_POISONED) { flag = FLAG_OK; }
       }
     }
+    if (flag == FLAG_EMPTY) { atomicAdd(&counters[2], 1u); }
+    if (flag == FLAG_ZERO_STD) { atomicAdd(&counters[0], 1u); }
     flags[g] = flag;
     var mean_bits = NAN_BITS;
     var std_bits = NAN_BITS;
-    if (s.n >= 1u) { mean_bits = bitcast<u32>(s.mean); }
-    if (s.n >= 2u) { std_bits = bitcast<u32>(s.sd); }
+    if (s.n >= 1u && !s.poisoned) { mean_bits = bitcast<u32>(s.mean); }
+    if (s.n >= 2u && !s.poisoned) { std_bits = bitcast<u32>(s.sd); }
     group_stats[g] = mean_bits;
     group_stats[groups + g] = std_bits;
   }
 
   // Phase 4: batch statistics over every valid (scorable) combined reward.
   var local_n = 0u;
+  var local_bad = 0u;
   var local_sum = 0.0;
   var local_lo = 0.0;
   var local_hi = 0.0;
   for (var i = tid; i < n; i += WG) {
     let bits = work[i];
-    if (is_nan_bits(bits)) { continue; }
+    if (bits == MISSING_BITS) { continue; }
+    if (is_nonfinite_bits(bits)) { local_bad++; }
     let x = bitcast<f32>(bits);
     if (local_n == 0u) {
       local_lo = x;
@@ -287,11 +325,11 @@ fn main(@builtin(local_invocation_index) tid: u32) {
     local_sum += x;
     local_n++;
   }
-  let batch = reduce_batch(tid, local_n, local_sum, local_lo, local_hi);
+  let batch = reduce_batch(tid, local_n, local_bad, local_sum, local_lo, local_hi);
   var local_ss = 0.0;
   for (var i = tid; i < n; i += WG) {
     let bits = work[i];
-    if (is_nan_bits(bits)) { continue; }
+    if (bits == MISSING_BITS) { continue; }
     let d = bitcast<f32>(bits) - batch.mean;
     local_ss += d * d;
   }
@@ -305,16 +343,22 @@ fn main(@builtin(local_invocation_index) tid: u32) {
     let bits = work[i];
     let g = i / gen;
     var a = 0.0;
-    if (is_nan_bits(bits)) {
+    if (bits == MISSING_BITS) {
       advantages[i] = 0.0;
       continue;
     }
     let r = bitcast<f32>(bits);
+    // A NaN advantage: a poisoned batch (when its statistics are used) or group.
+    let poisoned = quiet_nan(bits);
     if (gdpo) {
       let denom = batch_std + params.eps;
-      if (batch.n >= 2u && batch.hi != batch.lo && denom > 0.0) {
+      if (batch.poisoned) {
+        a = poisoned;
+      } else if (batch.n >= 2u && batch.hi != batch.lo && denom > 0.0) {
         a = (r - batch.mean) / denom;
       }
+    } else if (flags[g] == FLAG_POISONED || (flags[g] == FLAG_OK && params.scale == 1u && params.estimator == 0u && batch.poisoned)) {
+      a = poisoned;
     } else if (flags[g] == FLAG_OK) {
       if (params.estimator == 1u) {
         // Ties averaged: rank = less + (equal - 1) / 2, so 2 rank - (m - 1) = 2 less + equal - m.
@@ -323,7 +367,7 @@ fn main(@builtin(local_invocation_index) tid: u32) {
         var m = 0i;
         for (var j = g * gen; j < (g + 1u) * gen; j++) {
           let other = work[j];
-          if (is_nan_bits(other)) { continue; }
+          if (other == MISSING_BITS) { continue; }
           let y = bitcast<f32>(other);
           m++;
           if (y < r) { less++; }

@@ -7,6 +7,11 @@
 // Keeping w relative to m avoids cancellation when logits are ~1e4:
 //   log Z = m + log s,  logprob(tok) = (z_tok - m) - log s,  entropy = log s - w / s.
 // -inf logits (masked vocabulary entries) are skipped exactly; they get probability 0.
+// NaN and Inf: a row with any other non-finite z (a NaN or +-inf logit, or an overflow of
+// logit / temperature) gets NaN log-prob, entropy and row statistics, so its backward is NaN
+// too (torch gives NaN there as well). Counted with bit tests, because nothing else is
+// reliable: max() drops a NaN, and SwiftShader computes exp(NaN) = +inf and log(NaN) = 89,
+// so the online sums would hand back a finite, wrong log-prob.
 //
 // Backward: one thread per (row, vocab entry); with p = softmax(z) and H the entropy,
 //   dL/dz_i = g_lp * (onehot_i - p_i) - g_H * p_i * (log p_i + H),  dL/dlogit_i = dL/dz_i / T.
@@ -14,6 +19,7 @@
 const WG: u32 = 256u;
 const LOWEST: f32 = -3.4028234663852886e38;
 const NEG_INF_BITS: u32 = 0xff800000u;
+const NAN_BITS: u32 = 0x7fc00000u;
 
 struct Params {
   rows: u32,
@@ -37,9 +43,24 @@ fn is_neg_inf(x: f32) -> bool {
   return bitcast<u32>(x) == NEG_INF_BITS;
 }
 
+fn is_finite(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u;
+}
+
+fn is_nan(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+// A quiet NaN. WGSL rejects NaN constants, so the bits come from a run-time value.
+fn quiet_nan(runtime_bits: u32) -> f32 {
+  return bitcast<f32>(runtime_bits | NAN_BITS);
+}
+
 var<workgroup> wg_m: array<f32, WG>;
 var<workgroup> wg_s: array<f32, WG>;
 var<workgroup> wg_w: array<f32, WG>;
+// Entries of the row whose z is non-finite (masked -inf logits excluded).
+var<workgroup> wg_bad: array<u32, WG>;
 
 struct Triple { m: f32, s: f32, w: f32 }
 
@@ -60,11 +81,16 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   let base = row * vocab;
 
   var t = Triple(LOWEST, 0.0, 0.0);
+  var bad = 0u;
   if (in_range) {
     for (var i = tid; i < vocab; i += WG) {
       let raw = logits[base + i];
       if (is_neg_inf(raw)) { continue; }
       let z = raw * params.inv_temperature;
+      if (!is_finite(z)) {
+        bad += 1u; // the row's results are NaN; keep the sums finite meanwhile
+        continue;
+      }
       if (z <= t.m) {
         let e = exp(z - t.m);
         t.s += e;
@@ -81,6 +107,7 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   wg_m[tid] = t.m;
   wg_s[tid] = t.s;
   wg_w[tid] = t.w;
+  wg_bad[tid] = bad;
   workgroupBarrier();
   for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
     if (tid < stride) {
@@ -89,18 +116,28 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
       wg_m[tid] = r.m;
       wg_s[tid] = r.s;
       wg_w[tid] = r.w;
+      wg_bad[tid] += wg_bad[tid + stride];
     }
     workgroupBarrier();
   }
   if (in_range && tid == 0u) {
-    let m = wg_m[0];
+    var m = wg_m[0];
     let s = wg_s[0];
-    let log_s = log(s);
+    var log_s = log(s);
     let raw = logits[base + tokens[row]];
     var lp = (raw * params.inv_temperature - m) - log_s;
+    var h = log_s - wg_w[0] / s;
+    let row_bad = wg_bad[0];
+    if (row_bad > 0u) {
+      let nan = quiet_nan(row_bad);
+      m = nan;
+      log_s = nan;
+      lp = nan;
+      h = nan;
+    }
     if (is_neg_inf(raw)) { lp = raw; } // the chosen token is masked: -inf
     logprobs[row] = lp;
-    entropy[row] = log_s - wg_w[0] / s;
+    entropy[row] = h;
     row_stats[2u * row] = m;
     row_stats[2u * row + 1u] = log_s;
   }
@@ -129,5 +166,6 @@ fn backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg:
   if (params.use_grad_entropy == 1u) {
     g -= grad_entropy[row] * p * (log_p + entropy[row]);
   }
-  grad_logits[index] = g * params.inv_temperature;
+  // A poisoned row (NaN statistics) or a NaN logit: NaN, whatever exp(NaN) gives here.
+  grad_logits[index] = select(g * params.inv_temperature, log_p, is_nan(log_p));
 }

@@ -12,6 +12,10 @@
 //   grad_entropy = -entropy_coef c
 // Tokens with m = 0 are skipped (gradient 0, no contribution), so -inf padding is harmless.
 // No clamping (as TRL): exp overflows f32 for log-ratios or Delta above ~88.
+// NaN in, NaN out, as torch: without old log-probs log r = logp - logp.detach() is 0 only for a
+// finite logp (NaN for NaN or +-inf), and a NaN ratio or advantage makes l and dl/drho NaN
+// (min/max/clamp would otherwise return a finite branch). Tests are bit tests (fast-math safe),
+// and exp goes through exp_keep_nan: SwiftShader's exp(NaN) is +inf, which the clip would cap.
 //
 // Dispatches, all in one submission:
 //   seq_stats    one workgroup per sequence: sum m, sum m w, s_i, sum m H, A -> records
@@ -69,6 +73,31 @@ fn has(flag: u32) -> bool {
   return (params.flags & flag) != 0u;
 }
 
+fn is_nan(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+fn is_finite(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u;
+}
+
+// A quiet NaN from x's bits (WGSL rejects NaN constants, so it is made at run time).
+fn nan_from(x: f32) -> f32 {
+  return bitcast<f32>(bitcast<u32>(x) | 0x7fc00000u);
+}
+
+// exp that keeps a NaN (SwiftShader's exp(NaN) is +inf).
+fn exp_keep_nan(x: f32) -> f32 {
+  return select(exp(x), x, is_nan(x));
+}
+
+// log r for one token: logp - old, or logp - logp.detach() without old log-probs, which is 0
+// for a finite logp and NaN otherwise (the compiler may not fold x - x to 0 here).
+fn log_ratio(lp: f32, old: f32) -> f32 {
+  if (has(HAS_OLD)) { return lp - old; }
+  return select(nan_from(lp), 0.0, is_finite(lp));
+}
+
 /// 1 / normaliser for sequence i, given its mask sum and the batch's.
 fn inv_norm(seq_mask: f32, batch_mask: f32) -> f32 {
   switch params.loss_type {
@@ -95,6 +124,12 @@ fn policy_term(rho: f32, a: f32) -> Policy {
   var p = Policy(-min(unclipped, clipped), 0.0, 0.0, 0.0, 0.0);
   // The unclipped branch is the min (ties included, where both agree): gradient -A.
   if (unclipped <= clipped) { p.d_ratio = -a; }
+  // A NaN ratio or advantage (or 0 * inf): min/max would pick a finite branch; keep the NaN.
+  if (is_nan(unclipped) || is_nan(clipped)) {
+    let nan = nan_from(unclipped);
+    p.loss = nan;
+    p.d_ratio = nan;
+  }
   if (has(USE_DUAL) && a < 0.0) {
     let cap = -params.dual_clip * a;
     if (cap < p.loss) {
@@ -131,7 +166,7 @@ fn kl_term(delta: f32) -> vec2<f32> {
         d = delta * delta * s;
         em1 = delta + d;
       } else {
-        em1 = exp(delta) - 1.0;
+        em1 = exp_keep_nan(delta) - 1.0;
         d = em1 - delta;
       }
       return vec2<f32>(d, -em1);
@@ -181,7 +216,9 @@ fn seq_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
       if (m == 0.0) { continue; }
       ms += m;
       mw += m * select(1.0, ss_weights[base + t], has(HAS_WEIGHTS));
-      if (has(HAS_OLD)) { mlr += m * (ss_logp[base + t] - ss_old[base + t]); }
+      var old = 0.0;
+      if (has(HAS_OLD)) { old = ss_old[base + t]; }
+      mlr += m * log_ratio(ss_logp[base + t], old);
       if (has(HAS_ENTROPY)) { mh += m * ss_entropy[base + t]; }
     }
   }
@@ -194,7 +231,7 @@ fn seq_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     let r = i * REC;
     ss_records[r] = red[0];
     ss_records[r + 1u] = red[WG];
-    ss_records[r + 2u] = exp(red[2u * WG] / max(red[0], 1.0));
+    ss_records[r + 2u] = exp_keep_nan(red[2u * WG] / max(red[0], 1.0));
     ss_records[r + 3u] = red[3u * WG];
     ss_records[r + 4u] = ss_adv[i];
     ss_records[r + 5u] = 0.0;
@@ -258,7 +295,9 @@ fn token_loss(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     if (has(SEQ_LEVEL)) {
       rho = tl_records[r + 2u];
     } else {
-      rho = select(1.0, exp(lp - tl_old[idx]), has(HAS_OLD));
+      var old = 0.0;
+      if (has(HAS_OLD)) { old = tl_old[idx]; }
+      rho = exp_keep_nan(log_ratio(lp, old));
     }
     let p = policy_term(rho, a);
     var g: f32;

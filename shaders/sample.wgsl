@@ -10,10 +10,19 @@
 // - The returned log-prob is log softmax(logits / temperature)[token] over the FULL vocabulary,
 //   i.e. what the training log-prob kernel computes, so it can serve as old_logprobs.
 // -inf logits (masked entries) are never sampled.
+// - No token: a row whose logits hold a NaN or +inf, or whose scaled logits z = logit / T
+//   overflow (any non-finite z that is not a masked -inf), gets token NO_TOKEN (0xffffffff,
+//   outside every vocabulary) and log-prob NaN, greedy or not; so does a row with every entry
+//   masked. max/min and the threshold comparisons would silently skip a NaN and return a
+//   plausible token; torch.multinomial raises on such rows, and a kernel cannot raise, so it
+//   flags. (Embedding lookups read NO_TOKEN as a NaN row, so the flag is never laundered.)
+//   Log-probs are written as u32 bits so the NaN survives fast-math compilers.
 
 const WG: u32 = 256u;
 const LOWEST: f32 = -3.4028234663852886e38;
 const NEG_INF_BITS: u32 = 0xff800000u;
+const NAN_BITS: u32 = 0x7fc00000u;
+const NO_TOKEN: u32 = 0xffffffffu;
 const BISECTION_STEPS: u32 = 32u;
 
 struct Params {
@@ -30,13 +39,22 @@ struct Params {
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> logits: array<f32>;
 @group(0) @binding(2) var<storage, read_write> tokens: array<u32>;
-@group(0) @binding(3) var<storage, read_write> token_logprobs: array<f32>;
+// f32 bits.
+@group(0) @binding(3) var<storage, read_write> token_logprobs: array<u32>;
 
 var<workgroup> red_f: array<f32, WG>;
 var<workgroup> red_g: array<f32, WG>;
 var<workgroup> red_u: array<u32, WG>;
 
 fn is_neg_inf(x: f32) -> bool { return bitcast<u32>(x) == NEG_INF_BITS; }
+
+fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }
+
+// The flagged result: no token, NaN log-prob.
+fn write_no_token(row: u32) {
+  tokens[row] = NO_TOKEN;
+  token_logprobs[row] = NAN_BITS;
+}
 
 fn pcg(v: u32) -> u32 {
   let state = v * 747796405u + 2891336453u;
@@ -129,26 +147,34 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   if (params.inv_temperature == 0.0) {
     // Greedy: argmax of the raw logits, lowest index on ties.
     var best = LOWEST;
-    var best_i = 0xffffffffu;
+    var best_i = NO_TOKEN;
+    var bad = 0u;
     for (var i = tid; i < vocab; i += WG) {
       let raw = logits[base + i];
-      if (!is_neg_inf(raw) && (raw > best || best_i == 0xffffffffu)) { best = raw; best_i = i; }
+      if (is_neg_inf(raw)) { continue; }
+      if (!is_finite(raw)) { bad += 1u; }
+      if (raw > best || best_i == NO_TOKEN) { best = raw; best_i = i; }
     }
+    let row_bad = reduce_count(tid, bad);
     red_f[tid] = best;
     red_u[tid] = best_i;
     workgroupBarrier();
     for (var s = WG / 2u; s > 0u; s = s / 2u) {
       if (tid < s) {
         let o = tid + s;
-        let take = red_u[o] != 0xffffffffu &&
-          (red_u[tid] == 0xffffffffu || red_f[o] > red_f[tid] || (red_f[o] == red_f[tid] && red_u[o] < red_u[tid]));
+        let take = red_u[o] != NO_TOKEN &&
+          (red_u[tid] == NO_TOKEN || red_f[o] > red_f[tid] || (red_f[o] == red_f[tid] && red_u[o] < red_u[tid]));
         if (take) { red_f[tid] = red_f[o]; red_u[tid] = red_u[o]; }
       }
       workgroupBarrier();
     }
     if (tid == 0u) {
-      tokens[row] = red_u[0];
-      token_logprobs[row] = 0.0; // a point mass: log 1
+      if (row_bad > 0u || red_u[0] == NO_TOKEN) {
+        write_no_token(row);
+      } else {
+        tokens[row] = red_u[0];
+        token_logprobs[row] = 0u; // a point mass: log 1 = 0.0
+      }
     }
     return;
   }
@@ -157,10 +183,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var lmax = LOWEST;
   var lmin = 3.4028234663852886e38;
   var finite = 0u;
+  var bad = 0u;
   for (var i = tid; i < vocab; i += WG) {
     let raw = logits[base + i];
     if (is_neg_inf(raw)) { continue; }
     let z = raw * params.inv_temperature;
+    if (!is_finite(z)) { bad += 1u; }
     lmax = max(lmax, z);
     lmin = min(lmin, z);
     finite += 1u;
@@ -168,6 +196,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let zmax = reduce_max(tid, lmax);
   let zmin = reduce_min(tid, lmin);
   let count_finite = reduce_count(tid, finite);
+  // Uniform (workgroupUniformLoad results): the whole workgroup leaves together.
+  if (reduce_count(tid, bad) > 0u || count_finite == 0u) {
+    if (tid == 0u) { write_no_token(row); }
+    return;
+  }
 
   // Top-k: the largest theta with count(z >= theta) >= k.
   var theta = zmin;
@@ -237,7 +270,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   let last_chunk_owner = red_u[0] - 1u;
   workgroupBarrier();
-  red_u[0] = 0xffffffffu;
+  red_u[0] = NO_TOKEN;
   workgroupBarrier();
   let owns = mass > 0.0 && ((draw >= start && draw < start + mass) || (tid == last_chunk_owner && draw >= start + mass));
   if (owns) {
@@ -264,7 +297,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   }
   let log_z = log(reduce_sum(tid, full));
   if (tid == 0u) {
-    tokens[row] = token;
-    token_logprobs[row] = (z_at(base, token) - zmax) - log_z;
+    if (token == NO_TOKEN) {
+      write_no_token(row); // no chunk owned the draw (not expected; never read past the row)
+    } else {
+      tokens[row] = token;
+      token_logprobs[row] = bitcast<u32>((z_at(base, token) - zmax) - log_z);
+    }
   }
 }

@@ -2,6 +2,8 @@
 // left-padded batches with the full score matrix materialised, written for clarity.
 // Layouts as in src/ops/attention.ts: q, out [B, T, Hq, Dh]; k, v [B, T, Hkv, Dh];
 // lse [B, Hq, T]; decode caches [B, Hkv, Tmax, Dh].
+// Every visible key enters every sum, even at probability 0, so a NaN or Inf value reaches
+// the output as in torch (0 * NaN = NaN); invisible keys never do.
 
 export interface AttentionProblem {
   q: ArrayLike<number>;
@@ -50,9 +52,9 @@ function dot(a: ArrayLike<number>, ia: number, b: ArrayLike<number>, ib: number,
 
 /**
  * Softmax probabilities of row i of (b, h) over keys 0..i (0 for padding keys), or null for a
- * padded row. Also returns the row's log-sum-exp.
+ * padded row. Also returns the row's log-sum-exp and its first visible key.
  */
-function rowProbs(p: AttentionProblem, b: number, h: number, i: number): { probs: Float64Array; lse: number } | null {
+function rowProbs(p: AttentionProblem, b: number, h: number, i: number): { probs: Float64Array; lse: number; start: number } | null {
   const start = Math.min(p.pad[b], p.seqLen);
   if (i < start) return null;
   const g = Math.floor(h / (p.numHeads / p.numKvHeads));
@@ -67,7 +69,7 @@ function rowProbs(p: AttentionProblem, b: number, h: number, i: number): { probs
   for (let j = start; j <= i; j++) sum += Math.exp(scores[j] - max);
   const probs = new Float64Array(i + 1);
   for (let j = start; j <= i; j++) probs[j] = Math.exp(scores[j] - max) / sum;
-  return { probs, lse: max + Math.log(sum) };
+  return { probs, lse: max + Math.log(sum), start };
 }
 
 export function attentionForwardRef(p: AttentionProblem): AttentionResult {
@@ -82,9 +84,8 @@ export function attentionForwardRef(p: AttentionProblem): AttentionResult {
         if (!row) continue;
         lse[(b * numHeads + h) * seqLen + i] = row.lse;
         const o = qIndex(p, b, i, h);
-        for (let j = 0; j <= i; j++) {
+        for (let j = row.start; j <= i; j++) {
           const pj = row.probs[j];
-          if (pj === 0) continue;
           const vj = kvIndex(p, b, j, g);
           for (let d = 0; d < headDim; d++) out[o + d] += pj * p.v[vj + d];
         }
@@ -111,14 +112,12 @@ export function attentionBackwardRef(p: AttentionProblem, dout: ArrayLike<number
         // dP_ij = dout_i . v_j;  dS_ij = P_ij (dP_ij - sum_l P_il dP_il)
         const dP = new Float64Array(i + 1);
         let weighted = 0;
-        for (let j = 0; j <= i; j++) {
-          if (row.probs[j] === 0) continue;
+        for (let j = row.start; j <= i; j++) {
           dP[j] = dot(dout, o, p.v, kvIndex(p, b, j, g), headDim);
           weighted += row.probs[j] * dP[j];
         }
-        for (let j = 0; j <= i; j++) {
+        for (let j = row.start; j <= i; j++) {
           const pj = row.probs[j];
-          if (pj === 0) continue;
           const kj = kvIndex(p, b, j, g);
           const dS = pj * (dP[j] - weighted);
           for (let d = 0; d < headDim; d++) {

@@ -10,14 +10,18 @@ export interface EmbeddingProblem {
   posTable?: ArrayLike<number>;
 }
 
-/** out[t, :] = table[ids[t], :] (+ posTable[posIds[t], :]); [tokens, dim]. */
+/**
+ * out[t, :] = table[ids[t], :] (+ posTable[posIds[t], :]); [tokens, dim]. An id outside its
+ * table reads as NaN, as in the kernel.
+ */
 export function embeddingForwardRef(p: EmbeddingProblem): Float64Array {
   const { dim } = p;
   const out = new Float64Array(p.ids.length * dim);
+  const lookup = (table: ArrayLike<number>, id: number, j: number) => (id < table.length / dim ? table[id * dim + j] : NaN);
   for (let t = 0; t < p.ids.length; t++) {
     for (let j = 0; j < dim; j++) {
-      let v = p.table[p.ids[t] * dim + j];
-      if (p.posIds && p.posTable) v += p.posTable[p.posIds[t] * dim + j];
+      let v = lookup(p.table, p.ids[t], j);
+      if (p.posIds && p.posTable) v += lookup(p.posTable, p.posIds[t], j);
       out[t * dim + j] = v;
     }
   }

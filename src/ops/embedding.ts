@@ -58,7 +58,8 @@ function paramsFor(tokens: number, dim: number, rows: number, positions: number,
 
 /**
  * Records out[t] = table[ids[t]] (+ pos.table[pos.ids[t]]). Ids at or beyond their table's
- * rows read as zero rows (ids on the GPU cannot be checked here; runEmbedding checks host ids).
+ * rows read as NaN rows (ids on the GPU cannot be checked here; runEmbedding checks host ids),
+ * so the sampler's NO_TOKEN poisons what follows rather than reading as a plausible input.
  * Returns a pooled [tokens, dim] buffer.
  */
 export function recordEmbeddingForward(

@@ -1,5 +1,7 @@
 // Float64 reference twin of shaders/group_advantage.wgsl (see its header for the math).
-// Written for clarity; tests compare the WGSL kernel against it. NaN marks a missing reward.
+// Written for clarity; tests compare the WGSL kernel against it. NaN marks a missing reward;
+// +-Infinity is a value that poisons its statistics: NaN means, stds and advantages wherever
+// it is used (see the kernel's header), so the trainer skips the step.
 import type { GroupAdvantageOptions } from './groupAdvantage';
 
 export interface GroupAdvantageProblem extends GroupAdvantageOptions {
@@ -19,9 +21,9 @@ export interface GroupAdvantageResult {
   unscorable: number;
   /** Groups without any valid member (not counted as zero-std). */
   unscorableGroups: number;
-  /** [B] mean of the combined reward r over each group's valid members; NaN when none. */
+  /** [B] mean of the combined reward r over each group's valid members; NaN when none or poisoned. */
   groupMean: Float64Array;
-  /** [B] unbiased std of r over each group's valid members; NaN when fewer than 2. */
+  /** [B] unbiased std of r over each group's valid members; NaN when fewer than 2 or poisoned. */
   groupStd: Float64Array;
 }
 
@@ -32,22 +34,28 @@ interface Stats {
   std: number;
   min: number;
   max: number;
+  /** A valid value is +-Infinity or NaN: every statistic is NaN. */
+  poisoned: boolean;
 }
 
-/** Two-pass statistics of the non-NaN values. */
-function statsOf(values: readonly number[]): Stats {
-  const valid = values.filter((x) => !Number.isNaN(x));
+/** null marks a missing value (a NaN reward, an unscorable rollout). */
+type Value = number | null;
+
+/** Two-pass statistics of the values that are not missing. */
+function statsOf(values: readonly Value[]): Stats {
+  const valid = values.filter((x): x is number => x !== null);
   const n = valid.length;
-  if (n === 0) return { n, mean: NaN, std: NaN, min: NaN, max: NaN };
+  const poisoned = valid.some((x) => !Number.isFinite(x));
+  if (n === 0 || poisoned) return { n, mean: NaN, std: NaN, min: NaN, max: NaN, poisoned };
   const mean = valid.reduce((s, x) => s + x, 0) / n;
   const std = n < 2 ? NaN : Math.sqrt(valid.reduce((s, x) => s + (x - mean) ** 2, 0) / (n - 1));
   // reduce, not Math.min(...valid): a spread of a large batch overflows the call stack.
-  return { n, mean, std, min: valid.reduce((a, b) => Math.min(a, b)), max: valid.reduce((a, b) => Math.max(a, b)) };
+  return { n, mean, std, min: valid.reduce((a, b) => Math.min(a, b)), max: valid.reduce((a, b) => Math.max(a, b)), poisoned };
 }
 
-/** One valid member, or all equal: exact test, robust where isclose(std, 0) is not. */
+/** One valid member, or all equal: exact test, robust where isclose(std, 0) is not. Never when poisoned. */
 function isZeroStd(s: Stats): boolean {
-  return s.n >= 1 && (s.n === 1 || s.max === s.min);
+  return s.n >= 1 && !s.poisoned && (s.n === 1 || s.max === s.min);
 }
 
 /** x / d, or 0 where d is 0 (only possible with eps = 0 and an underflowed std). */
@@ -69,19 +77,20 @@ export function groupAdvantageRef(p: GroupAdvantageProblem): GroupAdvantageResul
   }
   const B = N / G;
   const w = p.weights ?? new Array<number>(K).fill(1);
-  const reward = (i: number, k: number) => p.rewards[i * K + k];
+  const reward = (i: number, k: number): Value => (Number.isNaN(p.rewards[i * K + k]) ? null : p.rewards[i * K + k]);
   const gdpo = p.multiObjectiveAggregation === 'normalize_then_sum';
 
-  // Combined reward per rollout; NaN when unscorable.
-  const r = new Float64Array(N).fill(NaN);
+  // Combined reward per rollout; null when unscorable.
+  const r: Value[] = new Array<Value>(N).fill(null);
   const gdpoZero: boolean[] = [];
   if (!gdpo) {
     for (let i = 0; i < N; i++) {
       let acc = 0;
       let any = false;
       for (let k = 0; k < K; k++) {
-        if (Number.isNaN(reward(i, k))) continue;
-        acc += w[k] * reward(i, k);
+        const x = reward(i, k);
+        if (x === null) continue;
+        acc += w[k] * x;
         any = true;
       }
       if (any) r[i] = acc;
@@ -98,52 +107,60 @@ export function groupAdvantageRef(p: GroupAdvantageProblem): GroupAdvantageResul
         let any = false;
         for (let k = 0; k < K; k++) {
           const x = reward(i, k);
-          if (Number.isNaN(x)) continue;
+          if (x === null) continue;
           any = true;
           const s = perCriterion[k];
-          if (!isZeroStd(s)) acc += w[k] * safeDivide(x - s.mean, s.std + p.eps);
+          if (s.poisoned) acc = NaN;
+          else if (!isZeroStd(s)) acc += w[k] * safeDivide(x - s.mean, s.std + p.eps);
         }
         if (any) r[i] = acc;
       }
     }
   }
 
-  const groups = Array.from({ length: B }, (_, g) => statsOf(Array.from(r.subarray(g * G, (g + 1) * G))));
+  const groups = Array.from({ length: B }, (_, g) => statsOf(r.slice(g * G, (g + 1) * G)));
   const zero = groups.map((s, g) => (gdpo ? gdpoZero[g] : isZeroStd(s)));
-  const batch = statsOf(Array.from(r));
+  const batch = statsOf(r);
 
   const advantages = new Float64Array(N);
   for (let i = 0; i < N; i++) {
     const g = Math.floor(i / G);
     const s = groups[g];
-    if (Number.isNaN(r[i])) continue;
+    const ri = r[i];
+    if (ri === null) continue;
     if (gdpo) {
-      if (batch.n >= 2 && batch.max !== batch.min) advantages[i] = safeDivide(r[i] - batch.mean, batch.std + p.eps);
+      if (batch.poisoned) advantages[i] = NaN;
+      else if (batch.n >= 2 && batch.max !== batch.min) advantages[i] = safeDivide(ri - batch.mean, batch.std + p.eps);
       continue;
     }
     if (s.n === 0 || zero[g]) continue;
-    if (p.advantageEstimator === 'rank') {
+    const batchScaled = p.advantageEstimator === 'grpo' && p.scaleRewards === 'batch';
+    if (s.poisoned || (batchScaled && batch.poisoned)) {
+      advantages[i] = NaN;
+    } else if (p.advantageEstimator === 'rank') {
       let less = 0;
       let equal = 0;
       for (let j = g * G; j < (g + 1) * G; j++) {
-        if (r[j] < r[i]) less++;
-        if (r[j] === r[i]) equal++;
+        const rj = r[j];
+        if (rj === null) continue;
+        if (rj < ri) less++;
+        if (rj === ri) equal++;
       }
       const rank = less + (equal - 1) / 2;
       const half = (s.n - 1) / 2;
       advantages[i] = (rank - half) / half;
     } else if (p.scaleRewards === 'none') {
-      advantages[i] = r[i] - s.mean;
+      advantages[i] = ri - s.mean;
     } else {
       const sigma = p.scaleRewards === 'batch' ? batch.std : s.std;
-      advantages[i] = safeDivide(r[i] - s.mean, sigma + p.eps);
+      advantages[i] = safeDivide(ri - s.mean, sigma + p.eps);
     }
   }
 
   return {
     advantages,
     zeroStdGroups: zero.filter(Boolean).length,
-    unscorable: r.filter((x) => Number.isNaN(x)).length,
+    unscorable: r.filter((x) => x === null).length,
     unscorableGroups: groups.filter((s) => s.n === 0).length,
     groupMean: Float64Array.from(groups, (s) => s.mean),
     groupStd: Float64Array.from(groups, (s) => s.std),

@@ -49,7 +49,7 @@ export interface GroupAdvantageShape extends GroupAdvantageOptions {
 
 /** GPU buffers the kernel produces (pooled: release them when done). */
 export interface GroupAdvantageBuffers {
-  /** [N] f32 advantages. */
+  /** [N] f32 advantages; NaN for scored members of a group (or batch) holding an +-inf reward. */
   advantages: GPUBuffer;
   /** [2B] f32: group means, then group unbiased stds of the combined reward; NaN when undefined. */
   groupStats: GPUBuffer;

@@ -1,5 +1,7 @@
 // Float64 reference twin of shaders/logprobs.wgsl. Plain two-pass log-softmax, written
-// for clarity rather than speed; tests compare the WGSL kernel against it.
+// for clarity rather than speed; tests compare the WGSL kernel against it. A row with a
+// non-finite logit / temperature other than a masked -inf logit gets NaN statistics, as
+// the kernel's (NaN log-prob, entropy and gradients; a masked chosen token still gives -inf).
 
 export interface LogprobsProblem {
   /** Row-major [rows, vocab]; -Infinity marks a masked vocabulary entry. */
@@ -22,9 +24,9 @@ export function logprobsForwardRef(p: LogprobsProblem): LogprobsResult {
   const entropy = new Float64Array(p.rows);
   for (let r = 0; r < p.rows; r++) {
     const { max, logSum, entropy: h } = rowStats(p, r);
-    const z = p.logits[r * p.vocab + p.tokens[r]] / p.temperature;
+    const raw = p.logits[r * p.vocab + p.tokens[r]];
     // Subtract the max before the log-sum so logits of ~1e4 lose no digits.
-    logprobs[r] = z === -Infinity ? -Infinity : z - max - logSum;
+    logprobs[r] = raw === -Infinity ? -Infinity : raw / p.temperature - max - logSum;
     entropy[r] = h;
   }
   return { logprobs, entropy };
@@ -45,9 +47,9 @@ export function logprobsBackwardRef(
     const gl = gradLogprobs[r];
     const gh = gradEntropy ? gradEntropy[r] : 0;
     for (let i = 0; i < p.vocab; i++) {
-      const z = p.logits[r * p.vocab + i] / p.temperature;
-      if (z === -Infinity) continue;
-      const logP = z - max - logSum;
+      const raw = p.logits[r * p.vocab + i];
+      if (raw === -Infinity) continue;
+      const logP = raw / p.temperature - max - logSum;
       const prob = Math.exp(logP);
       let g = gl * ((i === p.tokens[r] ? 1 : 0) - prob);
       g -= gh * prob * (logP + h);
@@ -59,14 +61,23 @@ export function logprobsBackwardRef(
 
 /** Max of z = logits/T, log sum exp(z - max), and entropy -sum p log p = log sum - sum p (z - max). */
 function rowStats(p: LogprobsProblem, r: number): { max: number; logSum: number; entropy: number } {
+  const undefinedRow = { max: NaN, logSum: NaN, entropy: NaN };
+  // The kernel scales by the f32 reciprocal of T; masked entries are the -inf logits.
+  const invT = Math.fround(1 / p.temperature);
   let max = -Infinity;
-  for (let i = 0; i < p.vocab; i++) max = Math.max(max, p.logits[r * p.vocab + i] / p.temperature);
-  if (max === -Infinity) return { max: NaN, logSum: NaN, entropy: NaN }; // every entry masked: undefined
+  for (let i = 0; i < p.vocab; i++) {
+    const raw = p.logits[r * p.vocab + i];
+    if (raw === -Infinity) continue;
+    if (!Number.isFinite(Math.fround(raw * invT))) return undefinedRow; // NaN or inf: poisoned
+    max = Math.max(max, raw / p.temperature);
+  }
+  if (max === -Infinity) return undefinedRow; // every entry masked: undefined
   let sum = 0;
   let weighted = 0;
   for (let i = 0; i < p.vocab; i++) {
-    const z = p.logits[r * p.vocab + i] / p.temperature;
-    if (z === -Infinity) continue;
+    const raw = p.logits[r * p.vocab + i];
+    if (raw === -Infinity) continue;
+    const z = raw / p.temperature;
     const e = Math.exp(z - max);
     sum += e;
     weighted += e * (z - max);

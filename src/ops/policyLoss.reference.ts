@@ -14,6 +14,8 @@
 //         dapo max(num_items_in_batch, 1), dr_grpo N max_completion_length.
 // Tokens with m = 0 are skipped entirely (zero gradient, no contribution) so padding that
 // holds -inf or NaN log-probs cannot poison the loss; TRL's `x * mask` would give NaN there.
+// Elsewhere NaN in gives NaN out, as in torch: without old log-probs log r = logp - logp.detach()
+// is NaN for a non-finite logp, and a NaN ratio or advantage makes l and dl/drho NaN.
 
 export type LossType = 'grpo' | 'bnpo' | 'dapo' | 'dr_grpo';
 export type KlEstimator = 'k1' | 'k2' | 'k3';
@@ -160,6 +162,11 @@ export function policyTerm(rho: number, a: number, epsilon: number, epsilonHigh:
   let loss = -Math.min(unclipped, clipped);
   // The unclipped branch is the min (ties included, where both branches agree): gradient -A.
   let dLossDRatio = unclipped <= clipped ? -a : 0;
+  // A NaN ratio or advantage (or 0 * inf) has no branch: the loss and its slope are NaN.
+  if (Number.isNaN(unclipped) || Number.isNaN(clipped)) {
+    loss = NaN;
+    dLossDRatio = NaN;
+  }
   let dualClipped = false;
   if (dualClip !== null && a < 0 && -dualClip * a < loss) {
     loss = -dualClip * a;
@@ -218,7 +225,8 @@ export function policyLossRef(p: PolicyLossProblem): PolicyLossRefResult {
 
   const seqLevel = o.importanceSamplingLevel === 'sequence';
   const old = p.oldLogprobs ?? null;
-  const logRatio = (k: number) => (old ? p.logprobs[k] - old[k] : 0);
+  // Without old log-probs: logp - logp.detach(), 0 for a finite logp, NaN otherwise.
+  const logRatio = (k: number) => (old ? p.logprobs[k] - old[k] : Number.isFinite(p.logprobs[k]) ? 0 : NaN);
   const weight = (k: number) => (p.tokenWeights ? p.tokenWeights[k] : 1);
 
   // Per-sequence mask sums, sum m w, and the GSPO sequence ratio s_i.

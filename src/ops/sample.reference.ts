@@ -1,5 +1,10 @@
 // Float64 reference twin of shaders/sample.wgsl: the same hash-based uniform draw, exact
-// sort-based top-k / top-p (ties at a threshold kept), and a walk in index order.
+// sort-based top-k / top-p (ties at a threshold kept), and a walk in index order. A row with a
+// NaN or +inf logit, a non-finite scaled logit (other than a masked -inf), or nothing but
+// masked entries gives NO_TOKEN and a NaN log-prob, as the kernel does.
+
+/** The sampler's "no token" id: outside every vocabulary (the row could not be sampled). */
+export const NO_TOKEN = 0xffffffff;
 
 export interface SampleOptions {
   /** 0 means greedy decoding. */
@@ -13,8 +18,9 @@ export interface SampleOptions {
 }
 
 export interface SampleRefResult {
+  /** NO_TOKEN when the row holds NaN/+inf logits or nothing unmasked. */
   token: number;
-  /** log softmax(logits / temperature)[token] over the full vocabulary (0 for greedy). */
+  /** log softmax(logits / temperature)[token] over the full vocabulary (0 for greedy; NaN for NO_TOKEN). */
   logprob: number;
   /** Distance of the draw from the nearest edge of the chosen token's interval, as a fraction of the kept mass. */
   margin: number;
@@ -34,13 +40,23 @@ export function uniform01(seed: number, row: number, step: number): number {
 
 export function sampleRowRef(logits: ArrayLike<number>, row: number, o: SampleOptions): SampleRefResult {
   const vocab = logits.length;
+  const noToken: SampleRefResult = { token: NO_TOKEN, logprob: NaN, margin: Infinity };
+  const masked = (i: number) => logits[i] === -Infinity;
   if (o.temperature === 0) {
     let best = -1;
-    for (let i = 0; i < vocab; i++) if (logits[i] !== -Infinity && (best < 0 || logits[i] > logits[best])) best = i;
-    return { token: best, logprob: 0, margin: Infinity };
+    for (let i = 0; i < vocab; i++) {
+      if (masked(i)) continue;
+      if (!Number.isFinite(logits[i])) return noToken;
+      if (best < 0 || logits[i] > logits[best]) best = i;
+    }
+    return best < 0 ? noToken : { token: best, logprob: 0, margin: Infinity };
   }
+  // The kernel scales by the f32 reciprocal of the temperature; an overflow there is a flag too.
+  const invT = Math.fround(1 / o.temperature);
+  for (let i = 0; i < vocab; i++) if (!masked(i) && !Number.isFinite(Math.fround(logits[i] * invT))) return noToken;
   const z = Array.from(logits, (x) => x / o.temperature);
-  const finite = z.filter((x) => x !== -Infinity);
+  const finite = z.filter((_, i) => !masked(i));
+  if (finite.length === 0) return noToken;
   const zmax = Math.max(...finite);
   let theta = -Infinity;
   if (o.topK > 0 && o.topK < finite.length) {
@@ -59,13 +75,15 @@ export function sampleRowRef(logits: ArrayLike<number>, row: number, o: SampleOp
     }
   }
   let mass = 0;
-  for (const x of z) if (x !== -Infinity && x >= theta) mass += Math.exp(x - zmax);
+  z.forEach((x, i) => {
+    if (!masked(i) && x >= theta) mass += Math.exp(x - zmax);
+  });
   const target = uniform01(o.seed, row, o.step) * mass;
   let acc = 0;
   let token = -1;
   let margin = Infinity;
   for (let i = 0; i < vocab; i++) {
-    if (z[i] === -Infinity || z[i] < theta) continue;
+    if (masked(i) || z[i] < theta) continue;
     const w = Math.exp(z[i] - zmax);
     if (target < acc + w) {
       token = i;

@@ -1,9 +1,13 @@
 // Launcher for shaders/sample.wgsl: one sampled next token (and its log-prob) per sequence.
+// A row that cannot be sampled (NaN or +inf logits, or every entry masked) gets NO_TOKEN and a
+// NaN log-prob: callers must treat NO_TOKEN as "the model's output is not finite".
 import code from '../../shaders/sample.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import type { SampleOptions } from './sample.reference';
+
+export { NO_TOKEN } from './sample.reference';
 
 const SAMPLE: KernelSpec = {
   name: 'sample',
@@ -33,7 +37,9 @@ export function validateSampleOptions(o: SampleShape): void {
 }
 
 export interface SampleBuffers {
+  /** [rows] u32 ids; NO_TOKEN for a row that could not be sampled. */
   tokens: GPUBuffer;
+  /** [rows] f32; NaN with NO_TOKEN. */
   logprobs: GPUBuffer;
 }
 

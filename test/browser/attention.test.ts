@@ -11,7 +11,7 @@ import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
 import { attentionBackwardRef, attentionDecodeRef, attentionForwardRef } from '../../src/ops/attention.reference';
 import { ropeBackwardRef, ropeForwardRef } from '../../src/ops/rope.reference';
 import { ropePositions } from '../../src/ops/rope';
-import { expectClose } from '../helpers/compare';
+import { expectClose, type Tolerance } from '../helpers/compare';
 import { normal, rng } from '../helpers/random';
 
 const CASES = '/test/harness/cases/attention.ts';
@@ -192,6 +192,76 @@ describe('attention decode kernel (KV cache [B, Hkv, Tmax, Dh]) vs the twin', ()
     expectClose(got.out, attentionDecodeRef(input), OUT_TOL, 'decode out');
     const message = await harness.runModule(CASES, 'errorOf', { kind: 'decode', case: { ...input, length: 7 } });
     expect(message).toMatch(/RangeError: length \(7\) must not exceed maxSeqLen \(6\)/);
+  });
+});
+
+/** The kernel is non-finite exactly where the twin is (or, with `superset`, at least there), and close where both are finite. */
+function expectFinitePattern(actual: number[], expected: ArrayLike<number>, tol: Tolerance, label: string, superset = false) {
+  const bad = (x: number | null) => x === null || !Number.isFinite(x);
+  for (let i = 0; i < expected.length; i++) {
+    if (bad(expected[i])) expect(bad(actual[i]), `${label}[${i}]: the twin is ${expected[i]}`).toBe(true);
+    else if (!superset) expect(bad(actual[i]), `${label}[${i}]: the twin is finite (${expected[i]})`).toBe(false);
+  }
+  const keep = (i: number) => !bad(expected[i]) && !bad(actual[i]);
+  expectClose(actual.map((x, i) => (keep(i) ? x : 0)), Array.from(expected, (x, i) => (keep(i) ? x : 0)), tol, label);
+}
+
+describe('NaN and Inf reach the attention outputs (the trainer\'s NaN guard depends on it)', () => {
+  it('decode: a NaN or +inf key, or a NaN value, makes the heads that see it non-finite; padding never does', async () => {
+    // The decode kernel used to write 0 wherever its softmax sum was not > 0: a NaN sum (where
+    // exp(NaN) is NaN) or a row whose every score is -inf (torch gives NaN there).
+    const [B, Hq, Hkv, D, Tmax, length] = [4, 4, 2, 8, 8, 6];
+    const rand = rng(61);
+    const q = f32(normal(rand, B * Hq * D));
+    const kcache = f32(normal(rand, B * Hkv * Tmax * D));
+    const vcache = f32(normal(rand, B * Hkv * Tmax * D));
+    const at = (b: number, g: number, t: number, d: number) => ((b * Hkv + g) * Tmax + t) * D + d;
+    kcache[at(0, 0, 3, 2)] = NaN; // b0, heads 0 and 1: every column
+    kcache[at(1, 1, 1, 5)] = Infinity; // b1, heads 2 and 3 (their q[5] > 0: score +inf)
+    q[(1 * Hq + 2) * D + 5] = 1;
+    q[(1 * Hq + 3) * D + 5] = 1;
+    vcache[at(1, 0, 4, 0)] = NaN; // b1, heads 0 and 1: column 0 only
+    kcache[at(2, 0, 0, 0)] = NaN; // b2 pads 2 positions: invisible
+    vcache[at(2, 1, 1, 3)] = NaN;
+    kcache[at(2, 0, 7, 0)] = NaN; // past `length`: invisible
+    q[(3 * Hq + 0) * D + 0] = Infinity; // b3 head 0: every score -inf (every key's k[0] < 0)
+    for (let t = 0; t < length; t++) kcache[at(3, 0, t, 0)] = -0.1 - Math.abs(kcache[at(3, 0, t, 0)]);
+    const input = { batch: B, numHeads: Hq, numKvHeads: Hkv, headDim: D, maxSeqLen: Tmax, length, pad: [0, 0, 2, 0], q, kcache, vcache };
+    const got = await harness.runModule(CASES, 'decode', input);
+    const ref = attentionDecodeRef(input);
+    const head = (x: ArrayLike<number>, b: number, h: number) => Array.from(x).slice((b * Hq + h) * D, (b * Hq + h + 1) * D);
+    // The twin itself shows the intended pattern.
+    for (const h of [0, 1]) expect(head(ref, 0, h).every(Number.isNaN)).toBe(true);
+    for (const h of [2, 3]) expect(head(ref, 1, h).every(Number.isNaN)).toBe(true);
+    for (const h of [0, 1]) expect(head(ref, 1, h).map(Number.isNaN)).toEqual([true, false, false, false, false, false, false, false]);
+    for (const h of [0, 1, 2, 3]) expect(head(ref, 2, h).every(Number.isFinite)).toBe(true);
+    expect(head(ref, 3, 0).every(Number.isNaN)).toBe(true);
+    for (const h of [1, 2, 3]) expect(head(ref, 3, h).every(Number.isFinite)).toBe(true);
+    expectFinitePattern(got.out, ref, OUT_TOL, 'decode out');
+  });
+
+  it('forward: a NaN key or value, or an infinite query, poisons exactly the rows that see it; backward keeps every NaN', async () => {
+    const s = { batch: 2, seqLen: 20, numHeads: 2, numKvHeads: 1, headDim: 8, pad: [0, 3] };
+    const input = makeCase(62, s, { tile: 16 });
+    const { seqLen: T, numHeads: Hq, headDim: D } = s;
+    const qAt = (b: number, t: number, h: number, d: number) => ((b * T + t) * Hq + h) * D + d;
+    const kvAt = (b: number, t: number, d: number) => (b * T + t) * D + d; // one kv head
+    input.k[kvAt(0, 5, 1)] = NaN; // b0: rows 5.. of both heads
+    input.q[qAt(1, 10, 1, 0)] = Infinity; // b1 row 10 head 1: score +inf with key 10 (k[0] > 0)
+    input.k[kvAt(1, 10, 0)] = 1;
+    // A value at the first row of a tile: rows before it in the same tile would see p = 0 * NaN
+    // (the kernel may spread a NaN there, never hide one), so none are placed after it.
+    input.v[kvAt(1, 16, 3)] = NaN; // b1 rows 16.., column 3
+    const got = await harness.runModule(CASES, 'attention', input);
+    const fwd = attentionForwardRef(input);
+    const grads = attentionBackwardRef(input, input.dout);
+    expect(fwd.lse.filter((x) => !Number.isFinite(x)).length).toBe(2 * 15 + 1);
+    expectFinitePattern(got.out, fwd.out, OUT_TOL, 'out');
+    expectFinitePattern(got.lse, fwd.lse, OUT_TOL, 'lse');
+    for (const name of ['dq', 'dk', 'dv'] as const) {
+      expect(grads[name].some((x) => Number.isNaN(x)), `twin ${name} has NaN`).toBe(true);
+      expectFinitePattern(got[name], grads[name], GRAD_TOL, name, true);
+    }
   });
 });
 

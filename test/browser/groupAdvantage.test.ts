@@ -211,6 +211,58 @@ describe('group_advantage kernel (WGSL) vs float64 twin', () => {
     expect(await harness.run('group_advantage', { rewards, num_generations: 2, scale_rewards: false })).toEqual(none);
   });
 
+  it('+-inf rewards poison their group (or the batch, where its statistics are used): NaN advantages, as the twin', async () => {
+    // Before, std = NaN failed `denom > 0` and the group silently got advantages of 0.
+    // JSON cannot carry inf, so this goes through the launcher directly.
+    const G = 4;
+    const rewards = f32([
+      1, 2, 3, 4, // g0: normal
+      1, Infinity, 2, NaN, // g1: one +inf, one missing
+      5, 5, 5, 5, // g2: zero-std
+      NaN, NaN, NaN, NaN, // g3: empty
+      -Infinity, Infinity, 0, 1, // g4: inf - inf
+      Infinity, NaN, NaN, NaN, // g5: a single +inf member
+    ]);
+    const poisonedGroup = [false, true, false, false, true, true];
+    const missing = (i: number) => Number.isNaN(rewards[i]);
+    for (const [name, c] of CONFIGS.filter(([, c]) => c.K === 1)) {
+      const options = {
+        numGenerations: G,
+        scaleRewards: c.scaleRewards ?? GROUP_ADVANTAGE_DEFAULTS.scaleRewards,
+        eps: Math.fround(GROUP_ADVANTAGE_DEFAULTS.eps),
+        multiObjectiveAggregation: c.aggregation ?? GROUP_ADVANTAGE_DEFAULTS.multiObjectiveAggregation,
+        advantageEstimator: c.estimator ?? GROUP_ADVANTAGE_DEFAULTS.advantageEstimator,
+      };
+      const out = await harness.runModule('/test/harness/cases/groupAdvantage.ts', 'groupAdvantage', { ...options, rewards, criteria: 1 });
+      const ref = groupAdvantageRef({ ...options, rewards, numCriteria: 1 });
+      expectClose(out.advantages, ref.advantages, c.estimator === 'rank' ? RANK_TOL : TOL, `${name} advantages`);
+      expectClose(out.groupMean, ref.groupMean, TOL, `${name} group_mean`);
+      expectClose(out.groupStd, ref.groupStd, TOL, `${name} group_std`);
+      expect([out.zeroStdGroups, out.unscorable, out.unscorableGroups], `${name} counts`).toEqual([ref.zeroStdGroups, ref.unscorable, ref.unscorableGroups]);
+      // The twin's intended pattern: batch statistics (GDPO, "batch") poison every scored member.
+      const batchWide = options.multiObjectiveAggregation === 'normalize_then_sum' || (options.scaleRewards === 'batch' && options.advantageEstimator === 'grpo');
+      ref.advantages.forEach((a, i) => {
+        const g = Math.floor(i / G);
+        const nan = !missing(i) && (poisonedGroup[g] || (batchWide && (g !== 2 || options.multiObjectiveAggregation === 'normalize_then_sum')));
+        expect(Number.isNaN(a), `${name}: advantage ${i}`).toBe(nan);
+      });
+    }
+  });
+
+  it('GDPO: an inf in one (group, criterion) column poisons the batch; a finite batch stays finite', async () => {
+    const K = 2;
+    const finite = f32([1, 0, 2, 1, 0, 1, 3, 0, /* g1 */ 1, 1, 2, 0, 1, 1, 0, 0]);
+    const poisoned = finite.map((x, i) => (i === 3 ? Infinity : x));
+    const options = { ...GROUP_ADVANTAGE_DEFAULTS, numGenerations: 4, multiObjectiveAggregation: 'normalize_then_sum' as const };
+    for (const [label, rewards] of [['finite', finite], ['inf', poisoned]] as const) {
+      const out = await harness.runModule('/test/harness/cases/groupAdvantage.ts', 'groupAdvantage', { ...options, rewards, criteria: K, weights: [1, 0.5] });
+      const ref = groupAdvantageRef({ ...options, rewards, numCriteria: K, weights: [1, 0.5] });
+      expectClose(out.advantages, ref.advantages, TOL, `${label} advantages`);
+      expect(ref.advantages.every((a) => Number.isNaN(a))).toBe(label === 'inf');
+      expect(ref.advantages.every((a) => Number.isFinite(a))).toBe(label === 'finite');
+    }
+  });
+
   it('rejects bad requests with an error naming the field', async () => {
     const run = (request: unknown) => harness.run('group_advantage', request);
     await expect(run({ num_generations: 2 })).rejects.toThrow(/rewards, rewards_per_criterion: one of them is required/);

@@ -198,6 +198,26 @@ describe('activation kernels (WGSL) vs float64 twin', () => {
     expect(Number.isFinite(s.h[1])).toBe(true);
   });
 
+  it('GELU and SwiGLU give what torch gives for +-inf: -inf -> NaN, +inf -> +inf, NaN gradients', async () => {
+    // The clamps inside the kernels used to map -inf to a finite activation and gradient.
+    const x = [-Infinity, Infinity, NaN, -3, 0.5];
+    const dy = [1, 1, 1, 1, 1];
+    const g = await run('gelu', { x, dy });
+    expectClose(g.y, geluRef(x), ACT_TOL, 'gelu y');
+    expectClose(g.dx, geluBackwardRef(x, dy), ACT_TOL, 'gelu dx');
+    expect(g.y.slice(0, 3)).toEqual([NaN, Infinity, NaN]);
+    expect(g.dx.slice(0, 3)).toEqual([NaN, NaN, NaN]);
+    const up = [2, 2, 2, 2, 2];
+    const s = await run('swiglu', { gate: x, up, dh: dy });
+    const sRef = swigluBackwardRef(x, up, dy);
+    expectClose(s.h, swigluRef(x, up), ACT_TOL, 'swiglu h');
+    expectClose(s.dGate, sRef.dGate, ACT_TOL, 'swiglu dGate');
+    expectClose(s.dUp, sRef.dUp, ACT_TOL, 'swiglu dUp');
+    expect(s.h.slice(0, 3)).toEqual([NaN, Infinity, NaN]);
+    expect(s.dGate.slice(0, 3)).toEqual([NaN, NaN, NaN]);
+    expect(s.dUp.slice(0, 3)).toEqual([NaN, Infinity, NaN]);
+  });
+
   it('SwiGLU: extreme gates stay finite and match', async () => {
     const gate = f32(extremes);
     const up = f32(extremes.map((_, i) => (i % 2 ? 0.5 : -2)));
@@ -262,6 +282,24 @@ describe('embedding kernels (WGSL) vs float64 twin', () => {
   it('the scatter-add gives the same bits twice', async () => {
     const { input, out } = await checkEmbedding(5, 64, 65, 9, 8, false);
     expect(await run('embedding', input)).toEqual(out);
+  });
+});
+
+describe('embedding: ids made on the GPU outside the table read as NaN rows', () => {
+  it('an id or a position id past its table gives a NaN row, as the twin; the other rows are exact', async () => {
+    // The sampler's NO_TOKEN (0xffffffff) must poison the next step, not read as zeros.
+    const dim = 3;
+    const table = f32([1, 2, 3, 4, 5, 6]); // 2 rows
+    const posTable = f32([0.5, 0.25, 0.125, 1, 1, 1]); // 2 positions
+    const ids = [1, 0xffffffff, 2, 0];
+    const posIds = [0, 1, 1, 2];
+    const input = { tokens: 4, dim, vocab: 2, ids, table };
+    const plain = await run('embeddingGpuIds', input);
+    expectClose(plain.out, embeddingForwardRef({ ids, table, dim }), ONE_ROUNDING, 'out');
+    expect(plain.out).toEqual([4, 5, 6, NaN, NaN, NaN, NaN, NaN, NaN, 1, 2, 3]);
+    const withPos = await run('embeddingGpuIds', { ...input, positions: 2, posIds, posTable });
+    expectClose(withPos.out, embeddingForwardRef({ ids, table, dim, posIds, posTable }), ONE_ROUNDING, 'out with positions');
+    expect(withPos.out.slice(9).every((v: number) => Number.isNaN(v))).toBe(true); // position 2 is past the table
   });
 });
 

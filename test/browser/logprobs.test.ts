@@ -104,6 +104,42 @@ describe('logprobs kernel (WGSL) vs float64 twin', () => {
     for (let i = 0; i < logits.length; i++) if (logits[i] === -Infinity) expect(grad[i]).toBe(0);
   });
 
+  it('a NaN or +inf logit, or an overflowing logit / temperature, makes its row NaN (forward and backward), as the twin', async () => {
+    // max() drops a NaN and SwiftShader's exp(NaN) = inf, log(NaN) = 89: the kernel used to
+    // return a finite, wrong log-prob for such a row.
+    const vocab = 6;
+    const rows = [
+      [0.5, -1, 2, 0.3, -0.2, 1], // finite
+      [0.5, -1, NaN, 0.3, -0.2, 1], // NaN, chosen token finite
+      [0.5, Infinity, 2, 0.3, -0.2, 1], // +inf
+      [-Infinity, -1, 2, 0.3, -Infinity, 1], // masked entries only: a normal row
+      [NaN, -Infinity, 2, 0.3, -0.2, 1], // NaN, chosen token masked: -inf
+      [3e38, -1, 2, 0.3, -0.2, 1], // 3e38 / 0.5 overflows f32
+    ];
+    const tokens = [2, 0, 2, 1, 1, 2];
+    const rand = rng(14);
+    const c = {
+      logits: f32(rows.flat()),
+      tokens,
+      vocab,
+      temperature: 0.5,
+      gradLogprobs: f32(normal(rand, rows.length)),
+      gradEntropy: f32(normal(rand, rows.length)),
+    };
+    const out = await harness.runModule('/test/harness/cases/logprobs.ts', 'logprobs', c);
+    const problem = { logits: c.logits, tokens, rows: rows.length, vocab, temperature: c.temperature };
+    const ref = logprobsForwardRef(problem);
+    const grad = logprobsBackwardRef(problem, c.gradLogprobs, c.gradEntropy);
+    expect(Array.from(ref.logprobs, (x) => (Number.isNaN(x) ? 'nan' : x === -Infinity ? '-inf' : 'ok'))).toEqual(['ok', 'nan', 'nan', 'ok', '-inf', 'nan']);
+    expectClose(out.logprobs, ref.logprobs, TOL, 'logprobs');
+    expectClose(out.entropy, ref.entropy, { atol: 1e-4, rtol: 2e-5 }, 'entropy');
+    expectClose(out.gradLogits, grad, GRAD_TOL, 'grad_logits');
+    // Every unmasked entry of a poisoned row has a NaN gradient; masked entries get 0.
+    for (const r of [1, 2, 4, 5]) {
+      rows[r].forEach((x, i) => expect(out.gradLogits[r * vocab + i], `row ${r} entry ${i}`).toBe(x === -Infinity ? 0 : NaN));
+    }
+  });
+
   it('accepts the JSON spellings of -inf ("-inf" and null)', async () => {
     const out = await harness.run('logprobs', { logits: [[0, '-inf', null, 0]], tokens: [0] });
     expect(out.logprobs[0]).toBeCloseTo(Math.log(0.5), 6);

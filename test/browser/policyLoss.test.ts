@@ -341,6 +341,58 @@ describe('policy_loss kernel (WGSL) vs float64 twin', () => {
   });
 });
 
+describe('policy_loss: NaN and inf inputs reach the loss and the gradients, as the twin', () => {
+  const CASES = '/test/harness/cases/policyLoss.ts';
+  // n = 3 sequences x l = 4; sequence 2's last token is masked.
+  const mask = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0];
+  const base = f32([-1.2, -0.4, -2, -0.9, -0.3, -1.1, -0.7, -1.6, -0.5, -0.8, -1.3, -2.2]);
+  const old = f32(base.map((x, k) => x + 0.1 * Math.sin(k)));
+  const withNaN = (values: number[], at: Record<number, number>) => values.map((x, k) => (k in at ? at[k] : x));
+
+  async function check(label: string, c: { logprobs: number[]; oldLogprobs?: number[]; advantages: number[]; options: Partial<PolicyLossOptions> }) {
+    const out = await harness.runModule(CASES, 'policyLoss', { n: 3, l: 4, mask, ...c });
+    const ref = policyLossRef({ n: 3, l: 4, mask, logprobs: c.logprobs, oldLogprobs: c.oldLogprobs, advantages: c.advantages, options: c.options });
+    expectClose([out.loss, out.policyLoss], [ref.loss, ref.policyLoss], { atol: 1e-6, rtol: 1e-5 }, `${label} loss`);
+    expectClose(out.gradLogprobs, ref.gradLogprobs, { atol: 1e-6, rtol: 1e-4 }, `${label} grad_logprobs`);
+    return { out, ref };
+  }
+  const nanAt = (g: ArrayLike<number>) => Array.from(g, (x) => Number.isNaN(x));
+
+  it('token level without old log-probs: a NaN or -inf log-prob gives NaN (logp - logp.detach() is NaN)', async () => {
+    // The kernel used to take the ratio as exactly 1 here, whatever logp was.
+    const logprobs = withNaN(base, { 1: NaN, 6: -Infinity, 11: NaN /* masked: ignored */ });
+    const { out } = await check('no old', { logprobs, advantages: [0.5, -1, 2], options: {} });
+    expect(Number.isNaN(out.loss)).toBe(true);
+    expect(nanAt(out.gradLogprobs)).toEqual(mask.map((_, k) => k === 1 || k === 6));
+    expect(out.gradLogprobs[11]).toBe(0);
+  });
+
+  it('token level with old log-probs and the dual clip: a NaN log-prob, old log-prob or advantage gives NaN', async () => {
+    // min/max/clamp of a NaN ratio picked a finite branch, and SwiftShader's exp(NaN) is +inf.
+    const logprobs = withNaN(base, { 2: NaN });
+    const oldLogprobs = withNaN(old, { 5: NaN });
+    const { out } = await check('old', { logprobs, oldLogprobs, advantages: [0.5, -1, NaN], options: { dualClip: 3, epsilonHigh: 0.28 } });
+    expect(Number.isNaN(out.loss)).toBe(true);
+    expect(nanAt(out.gradLogprobs)).toEqual(mask.map((m, k) => k === 2 || k === 5 || (k >= 8 && m === 1)));
+  });
+
+  it('sequence level (GSPO): one NaN log-prob poisons its whole sequence, with or without old log-probs', async () => {
+    const logprobs = withNaN(base, { 4: NaN });
+    for (const oldLogprobs of [undefined, old]) {
+      const { out } = await check(`gspo old=${!!oldLogprobs}`, { logprobs, oldLogprobs, advantages: [0.5, -1, 2], options: { importanceSamplingLevel: 'sequence' } });
+      expect(Number.isNaN(out.loss)).toBe(true);
+      expect(nanAt(out.gradLogprobs)).toEqual(mask.map((_, k) => k >= 4 && k < 8));
+    }
+  });
+
+  it('finite inputs with a NaN only at masked tokens stay finite (masked tokens are skipped)', async () => {
+    const logprobs = withNaN(base, { 11: NaN });
+    const { out } = await check('masked NaN', { logprobs, oldLogprobs: withNaN(old, { 11: NaN }), advantages: [0.5, -1, 2], options: {} });
+    expect(Number.isFinite(out.loss)).toBe(true);
+    expect(out.gradLogprobs.every((g: number) => Number.isFinite(g))).toBe(true);
+  });
+});
+
 function rotatedOptions(lossType: LossType, level: ImportanceSamplingLevel, j: number, l: number): Partial<PolicyLossOptions> {
   return {
     lossType,

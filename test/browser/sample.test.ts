@@ -3,7 +3,7 @@
 // lies within 1e-4 (fraction of kept mass) of an interval edge, where f32 rounding decides.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
-import { sampleRowRef } from '../../src/ops/sample.reference';
+import { NO_TOKEN, sampleRowRef } from '../../src/ops/sample.reference';
 import { normal, rng } from '../helpers/random';
 
 let harness: Harness;
@@ -108,6 +108,46 @@ describe('sampler kernel', () => {
     const p7 = await harness.runModule(CASES, 'histogram', { row, rows: 100, options: { ...base, temperature: 1, topK: 0, topP: 0.7 } });
     expect(p7.slice(2).every((c: number) => c === 0)).toBe(true);
     expect(p7[1]).toBeGreaterThan(0);
+  });
+
+  it('a row with a NaN or +inf logit, or all masked, gets NO_TOKEN and a NaN log-prob, as the twin', async () => {
+    // max/min and the threshold tests skip a NaN: the kernel used to return a plausible token.
+    const rows = [
+      [0.3, 1.2, -0.5, 0.8, 0.1],
+      [0.3, 1.2, NaN, 0.8, 0.1],
+      [0.3, Infinity, -0.5, 0.8, 0.1],
+      [-Infinity, -Infinity, -Infinity, -Infinity, -Infinity],
+      [NaN, -Infinity, 2, 0.8, 0.1],
+      [-Infinity, 0.4, -Infinity, 0.8, 0.1], // masked entries only: a normal row
+    ];
+    const flagged = [false, true, true, true, true, false];
+    const vocab = 5;
+    const logits = rows.flat();
+    for (const options of [
+      { temperature: 0, topK: 0, topP: 1 },
+      { temperature: 1, topK: 0, topP: 1 },
+      { temperature: 0.7, topK: 2, topP: 0.9 },
+    ]) {
+      const o = { ...options, rows: rows.length, vocab, seed: 3, step: 1 };
+      const out = await harness.runModule(CASES, 'sample', { logits, options: o });
+      rows.forEach((row, r) => {
+        const ref = sampleRowRef(row, r, o);
+        const label = `row ${r}, ${JSON.stringify(options)}`;
+        expect(ref.token === NO_TOKEN, `${label}: twin`).toBe(flagged[r]);
+        expect(out.tokens[r], label).toBe(ref.token);
+        if (flagged[r]) expect(Number.isNaN(out.logprobs[r]), label).toBe(true);
+        else expect(Math.abs(out.logprobs[r] - ref.logprob), label).toBeLessThan(1e-5);
+      });
+    }
+  });
+
+  it('a temperature so small that logit / temperature overflows gives NO_TOKEN, not a guess', async () => {
+    const row = [1e9, 0, -1e9];
+    const o = { rows: 1, vocab: 3, temperature: 1e-30, topK: 0, topP: 1, seed: 0, step: 0 };
+    const out = await harness.runModule(CASES, 'sample', { logits: row, options: o });
+    expect(sampleRowRef(row, 0, o).token).toBe(NO_TOKEN);
+    expect(out.tokens).toEqual([NO_TOKEN]);
+    expect(Number.isNaN(out.logprobs[0])).toBe(true);
   });
 
   it('rejects invalid options with the option name', async () => {

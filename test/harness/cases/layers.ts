@@ -81,6 +81,27 @@ export async function embedding(rt: GpuRuntime, c: EmbeddingCase) {
   return { out: list(out.out), dTable: list(out.dTable), dPos: list(out.dPos) };
 }
 
+/**
+ * Forward lookup with ids uploaded as they are, as ids made on the GPU arrive (runEmbedding
+ * rejects out-of-range host ids before the kernel sees them).
+ */
+export async function embeddingGpuIds(rt: GpuRuntime, c: EmbeddingCase) {
+  const rec = rt.recorder('embedding gpu ids');
+  const ids = rt.upload(new Uint32Array(c.ids), 'ids');
+  const table = rt.upload(new Float32Array(c.table), 'table');
+  const posIds = c.posIds ? rt.upload(new Uint32Array(c.posIds), 'pos_ids') : null;
+  const posTable = c.posTable ? rt.upload(new Float32Array(c.posTable), 'pos_table') : null;
+  const pos = posIds && posTable ? { ids: posIds, table: posTable } : undefined;
+  const out = recordEmbeddingForward(rt, rec, { tokens: c.tokens, dim: c.dim, vocab: c.vocab, positions: c.positions }, ids, table, pos);
+  const read = rec.readF32(out, c.tokens * c.dim);
+  try {
+    await rec.submit();
+    return { out: Array.from(await read) };
+  } finally {
+    rt.release(ids, table, out, ...(posIds ? [posIds] : []), ...(posTable ? [posTable] : []));
+  }
+}
+
 export async function elementwise(
   rt: GpuRuntime,
   c: { op: ElementwiseOp; a?: number[]; b?: number[]; acc?: number[]; alpha?: number; count?: number },
