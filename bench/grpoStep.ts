@@ -68,6 +68,7 @@ export async function run(rt: GpuRuntime, req: GrpoBenchRequest) {
   const setupSeconds = (performance.now() - t0) / 1000;
   const steps = [];
   for (let s = 0; s < req.steps; s++) {
+    const groups = { ...rt.bindGroups.stats };
     const r = await grpoStep(ctx, s, prompts);
     const m = r.metrics;
     steps.push({
@@ -76,6 +77,8 @@ export async function run(rt: GpuRuntime, req: GrpoBenchRequest) {
       training_tokens_per_second: m.training_tokens_per_second,
       update_submits: m.update_submits,
       completion_tokens: m.completions.mean_length * r.rollouts.length,
+      bind_groups_created: rt.bindGroups.stats.created - groups.created,
+      bind_groups_reused: rt.bindGroups.stats.reused - groups.reused,
     });
   }
   const pool = rt.pool.snapshot();

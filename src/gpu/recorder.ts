@@ -1,6 +1,7 @@
 // Records many dispatches, copies and readbacks into one command buffer and one queue
 // submission. Reads resolve only after submit(): record everything a step needs, submit
 // once, then await the few scalars you asked for.
+import type { BindGroupCache } from './bindGroupCache';
 import type { BufferPool } from './bufferPool';
 import type { KernelPipeline } from './pipelineCache';
 
@@ -33,6 +34,7 @@ export class Recorder {
     private readonly pool: BufferPool,
     private readonly counters: SubmitCounters,
     label = 'step',
+    private readonly bindGroups: BindGroupCache | null = null,
   ) {
     this.encoder = device.createCommandEncoder({ label });
   }
@@ -78,10 +80,12 @@ export class Recorder {
     if (x > max || y > max || z > max) {
       throw new RangeError(`${kernel.spec.name}: dispatch (${x}, ${y}, ${z}) exceeds ${max} workgroups per dimension`);
     }
-    const bindGroup = this.device.createBindGroup({
-      layout: kernel.layout,
-      entries: bindings.map((b, binding) => ({ binding, resource: 'buffer' in b ? b : { buffer: b } })),
-    });
+    const bindGroup = this.bindGroups
+      ? this.bindGroups.get(kernel.layout, bindings)
+      : this.device.createBindGroup({
+          layout: kernel.layout,
+          entries: bindings.map((b, binding) => ({ binding, resource: 'buffer' in b ? b : { buffer: b } })),
+        });
     this.pass ??= this.encoder.beginComputePass({ label: 'compute' });
     this.pass.setPipeline(kernel.pipeline);
     this.kernels.add(kernel);

@@ -1,5 +1,6 @@
 // The GPU runtime every op launcher uses: one device, a pipeline cache, a buffer pool and
 // counters of submissions and readbacks (benchmarks report them per training step).
+import { BindGroupCache } from './bindGroupCache';
 import { acquireGpu, type AcquireOptions, type AcquiredGpu, type GpuInfo } from './device';
 import { BufferPool } from './bufferPool';
 import { PipelineCache, type KernelSpec, type KernelPipeline } from './pipelineCache';
@@ -13,6 +14,8 @@ function storageUsage(): GPUBufferUsageFlags {
 export class GpuRuntime {
   readonly pipelines: PipelineCache;
   readonly pool: BufferPool;
+  /** Bind groups reused across recordings (stats: created vs reused). */
+  readonly bindGroups: BindGroupCache;
   readonly counters: SubmitCounters = { submits: 0, dispatches: 0, readbacks: 0, bytesRead: 0 };
   private lostReason: string | null = null;
 
@@ -23,6 +26,7 @@ export class GpuRuntime {
   ) {
     this.pipelines = new PipelineCache(device);
     this.pool = new BufferPool(device);
+    this.bindGroups = new BindGroupCache(device);
     lost.then((l) => (this.lostReason = `${l.reason}: ${l.message}`));
   }
 
@@ -43,7 +47,7 @@ export class GpuRuntime {
 
   recorder(label?: string): Recorder {
     if (this.lostReason) throw new Error(`the GPU device was lost (${this.lostReason}); reload to get a new one`);
-    return new Recorder(this.device, this.pool, this.counters, label);
+    return new Recorder(this.device, this.pool, this.counters, label, this.bindGroups);
   }
 
   /** A pooled storage buffer filled with `data` (the caller releases it to the pool). */

@@ -6,6 +6,7 @@
 import type { GpuRuntime } from '../gpu/runtime';
 import { recordGroupAdvantage } from '../ops/groupAdvantage';
 import { learningRateAt } from '../ops/lrSchedule';
+import { NO_TOKEN } from '../ops/sample';
 import { generate } from '../model/generate';
 import type { Tokenizer } from '../model/tokenizer';
 import type { Transformer } from '../model/transformer';
@@ -137,6 +138,12 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     { max_completion_length: cfg.max_completion_length, temperature: cfg.temperature, top_k: cfg.top_k, top_p: cfg.top_p, seed: (cfg.seed + step * 0x9e3779b9) >>> 0 },
     { eosTokenId: tokenizer.eosTokenId },
   );
+  // A row the sampler could not draw from (NaN/Inf logits) comes back as NO_TOKEN: the model's
+  // weights or activations are not finite, and no rubric can score that.
+  const broken = gen.completions.findIndex((ids) => ids.includes(NO_TOKEN));
+  if (broken >= 0) {
+    throw new Error(`step ${step}: the model's output is not finite (NaN or Inf logits while sampling rollout ${broken}): its weights are corrupt; reload the last good checkpoint or the starting model`);
+  }
   const rollouts: RolloutRecord[] = gen.completions.map((ids, r) => ({
     step,
     group: Math.floor(r / G),

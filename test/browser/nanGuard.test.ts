@@ -87,3 +87,10 @@ describe('one NaN weight: sampling flags its tokens instead of returning plausib
     });
   }
 });
+
+describe('one NaN weight: a GRPO step', () => {
+  it('fails with a message naming the non-finite output instead of scoring garbage', async () => {
+    const r = await harness.runModule(CASES, 'grpoAfterNaN', {});
+    expect(r.error).toMatch(/the model's output is not finite \(NaN or Inf logits while sampling rollout \d+\)/);
+  });
+});

@@ -10,6 +10,9 @@ import { ParameterStore } from '../../../src/model/parameters';
 import { SftTrainer } from '../../../src/model/sft';
 import { ByteTokenizer } from '../../../src/model/tokenizer';
 import { Transformer } from '../../../src/model/transformer';
+import { parseGrpoConfig } from '../../../src/rl/config';
+import { grpoStep, type GrpoContext } from '../../../src/rl/grpoStep';
+import { parseRubric, rubricVersion } from '../../../src/rubric';
 
 const tok = new ByteTokenizer();
 
@@ -121,6 +124,33 @@ export async function generateAfterNaN(rt: GpuRuntime, input: { temperature: num
       { eosTokenId: -1 },
     );
     return { completions: out.completions, logprobs: out.logprobs };
+  } finally {
+    model.params.destroy();
+  }
+}
+
+/** A GRPO step on a model with a NaN weight: it must fail with a message that names the cause. */
+export async function grpoAfterNaN(rt: GpuRuntime) {
+  const model = tinyModel(rt, 'gpt2');
+  try {
+    rt.device.queue.writeBuffer(model.params.get('transformer.wpe.weight').value, 0, new Float32Array([NaN]));
+    const rubric = parseRubric({ name: 'r', criteria: [{ id: 'a', text: 'Has an a', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['a'] } }] });
+    const ctx: GrpoContext = {
+      rt,
+      model,
+      reference: null,
+      tokenizer: tok,
+      formatPrompt: (text) => [tok.bosTokenId, ...tok.encode(text)],
+      rubric,
+      rubricVersion: await rubricVersion(rubric),
+      config: parseGrpoConfig({ num_generations: 2, generation_batch_size: 4, max_completion_length: 3 }),
+    };
+    try {
+      await grpoStep(ctx, 0, ['Say a.', 'Say b.']);
+      return { error: null };
+    } catch (err) {
+      return { error: (err as Error).message };
+    }
   } finally {
     model.params.destroy();
   }
