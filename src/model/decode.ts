@@ -1,6 +1,8 @@
 // One autoregressive decode step with a KV cache: each sequence's newest token goes through
 // every layer, its key and value are appended to the cache, and attention reads the cache.
 // Everything stays on the GPU: the token ids come from the previous step's sampler buffer.
+// The step's temporaries come from a recording scratch, so a chunk of steps recorded together
+// reuses one step's worth of buffers.
 import type { Recorder } from '../gpu/recorder';
 import { recordAttentionDecode } from '../ops/attention';
 import { recordEmbeddingForward } from '../ops/embedding';
@@ -9,6 +11,7 @@ import { recordGeluForward, recordSwigluForward } from '../ops/activation';
 import { recordKvCacheWrite, kvCacheFloats, type KvCacheShape } from '../ops/kvCache';
 import { recordMatmul } from '../ops/matmul';
 import { recordRope } from '../ops/rope';
+import { scratchRuntime, type Scratch } from './scratch';
 import type { Transformer } from './transformer';
 
 export interface KvCache {
@@ -44,72 +47,79 @@ export interface DecodeInputs {
   length: number;
 }
 
-/** Records one step; returns pooled logits [B, V] of the next token (release after use). */
-export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCache, input: DecodeInputs): GPUBuffer {
-  const { rt, config: c, names } = model;
+/**
+ * Records one step; returns the logits [B, V] of the next token. Every buffer the step makes,
+ * the logits included, is a temporary of `scratch`: each goes back to it as soon as no later
+ * command reads it, so the steps of one recording reuse the same few buffers. Mark the logits
+ * done once their last reader (the sampler) is recorded.
+ */
+export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCache, input: DecodeInputs, scratch: Scratch): GPUBuffer {
+  const { config: c, names } = model;
+  const rt = scratchRuntime(model.rt, scratch);
   const B = cache.shape.batch;
   const D = c.hiddenSize;
-  const temps: GPUBuffer[] = [];
-  const tmp = (b: GPUBuffer) => (temps.push(b), b);
-  let x = tmp(
-    recordEmbeddingForward(
-      rt,
-      rec,
-      { tokens: B, dim: D, vocab: c.vocabSize, positions: names.positions ? c.maxPositions : 0 },
-      input.tokens,
-      model.p(names.tokens),
-      names.positions ? { ids: input.positions, table: model.p(names.positions) } : undefined,
-    ),
+  const done = (...b: GPUBuffer[]) => scratch.done(...b);
+  let x = recordEmbeddingForward(
+    rt,
+    rec,
+    { tokens: B, dim: D, vocab: c.vocabSize, positions: names.positions ? c.maxPositions : 0 },
+    input.tokens,
+    model.p(names.tokens),
+    names.positions ? { ids: input.positions, table: model.p(names.positions) } : undefined,
   );
   names.layers.forEach((l, i) => {
-    const n1 = model.norm(rec, B, x, l.norm1, l.norm1Bias);
-    tmp(n1.y);
-    tmp(n1.stats);
-    let q = tmp(model.project(rec, i, 'q', n1.y, B));
-    let k = tmp(model.project(rec, i, 'k', n1.y, B));
-    const v = tmp(model.project(rec, i, 'v', n1.y, B));
+    const n1 = model.norm(rec, B, x, l.norm1, l.norm1Bias, D, rt);
+    done(n1.stats);
+    let q = model.project(rec, i, 'q', n1.y, B, scratch);
+    let k = model.project(rec, i, 'k', n1.y, B, scratch);
+    const v = model.project(rec, i, 'v', n1.y, B, scratch);
+    done(n1.y);
     if (l.qNorm && l.kNorm) {
-      const qn = model.norm(rec, B * c.numHeads, q, l.qNorm, null, c.headDim);
-      const kn = model.norm(rec, B * c.numKvHeads, k, l.kNorm, null, c.headDim);
-      tmp(qn.stats);
-      tmp(kn.stats);
-      q = tmp(qn.y);
-      k = tmp(kn.y);
+      const qn = model.norm(rec, B * c.numHeads, q, l.qNorm, null, c.headDim, rt);
+      const kn = model.norm(rec, B * c.numKvHeads, k, l.kNorm, null, c.headDim, rt);
+      done(q, k, qn.stats, kn.stats);
+      q = qn.y;
+      k = kn.y;
     }
     if (model.rope) {
-      q = tmp(recordRope(rt, rec, q, input.positions, model.rope, { tokens: B, numHeads: c.numHeads, headDim: c.headDim }));
-      k = tmp(recordRope(rt, rec, k, input.positions, model.rope, { tokens: B, numHeads: c.numKvHeads, headDim: c.headDim }));
+      const rq = recordRope(rt, rec, q, input.positions, model.rope, { tokens: B, numHeads: c.numHeads, headDim: c.headDim });
+      const rk = recordRope(rt, rec, k, input.positions, model.rope, { tokens: B, numHeads: c.numKvHeads, headDim: c.headDim });
+      done(q, k);
+      [q, k] = [rq, rk];
     }
-    recordKvCacheWrite(rt, rec, k, cache.keys[i], cache.shape, input.length - 1, 1);
-    recordKvCacheWrite(rt, rec, v, cache.values[i], cache.shape, input.length - 1, 1);
-    const att = tmp(
-      recordAttentionDecode(rt, rec, q, cache.keys[i], cache.values[i], input.pads, {
-        batch: B,
-        numHeads: c.numHeads,
-        numKvHeads: c.numKvHeads,
-        headDim: c.headDim,
-        maxSeqLen: cache.shape.maxSeqLen,
-        length: input.length,
-      }),
-    );
-    const o = tmp(model.project(rec, i, 'o', att, B));
-    const x1 = tmp(recordAdd(rt, rec, x, o, B * D));
-    const n2 = model.norm(rec, B, x1, l.norm2, l.norm2Bias);
-    tmp(n2.y);
-    tmp(n2.stats);
-    const up = tmp(model.project(rec, i, 'up', n2.y, B));
+    recordKvCacheWrite(model.rt, rec, k, cache.keys[i], cache.shape, input.length - 1, 1);
+    recordKvCacheWrite(model.rt, rec, v, cache.values[i], cache.shape, input.length - 1, 1);
+    done(k, v);
+    const att = recordAttentionDecode(rt, rec, q, cache.keys[i], cache.values[i], input.pads, {
+      batch: B,
+      numHeads: c.numHeads,
+      numKvHeads: c.numKvHeads,
+      headDim: c.headDim,
+      maxSeqLen: cache.shape.maxSeqLen,
+      length: input.length,
+    });
+    done(q);
+    const o = model.project(rec, i, 'o', att, B, scratch);
+    done(att);
+    const x1 = recordAdd(rt, rec, x, o, B * D);
+    done(x, o);
+    const n2 = model.norm(rec, B, x1, l.norm2, l.norm2Bias, D, rt);
+    done(n2.stats);
+    const up = model.project(rec, i, 'up', n2.y, B, scratch);
+    const gate = l.gate ? model.project(rec, i, 'gate', n2.y, B, scratch) : null;
+    done(n2.y);
     const count = B * c.intermediateSize;
-    const hidden = l.gate
-      ? tmp(recordSwigluForward(rt, rec, tmp(model.project(rec, i, 'gate', n2.y, B)), up, count))
-      : tmp(recordGeluForward(rt, rec, up, count));
-    const down = tmp(model.project(rec, i, 'down', hidden, B));
-    x = tmp(recordAdd(rt, rec, x1, down, B * D));
+    const hidden = gate ? recordSwigluForward(rt, rec, gate, up, count) : recordGeluForward(rt, rec, up, count);
+    done(...(gate ? [gate, up] : [up]));
+    const down = model.project(rec, i, 'down', hidden, B, scratch);
+    done(hidden);
+    x = recordAdd(rt, rec, x1, down, B * D);
+    done(x1, down);
   });
-  const nf = model.norm(rec, B, x, names.finalNorm, names.finalNormBias);
-  tmp(nf.y);
-  tmp(nf.stats);
-  const logits = rt.storage(B * c.vocabSize * 4, 'decode.logits');
-  recordMatmul(rt, rec, { a: nf.y, b: model.p(names.head), c: logits }, { m: B, n: c.vocabSize, k: D, transB: true });
-  rec.releaseAfterSubmit(...temps);
+  const nf = model.norm(rec, B, x, names.finalNorm, names.finalNormBias, D, rt);
+  done(x, nf.stats);
+  const logits = scratch.take(B * c.vocabSize * 4, 'decode.logits');
+  recordMatmul(model.rt, rec, { a: nf.y, b: model.p(names.head), c: logits }, { m: B, n: c.vocabSize, k: D, transB: true });
+  done(nf.y);
   return logits;
 }

@@ -1,11 +1,13 @@
 // Batched autoregressive sampling with a KV cache on the GPU. The prompt batch is left-padded
-// and prefilled with the training forward pass; then each step runs one token per sequence
-// through recordDecodeStep and the sampler kernel, which feeds the next step on the GPU.
-// Steps are recorded in chunks (one submission each); after a chunk only its token ids are
-// read back, to stop early once every sequence has produced EOS.
+// and prefilled by Transformer.prefill (it fills the cache and computes the head at the last
+// position only, reusing its temporaries from layer to layer); then each step runs one token
+// per sequence through recordDecodeStep and the sampler kernel, which feeds the next step on
+// the GPU. Steps are recorded in chunks (one submission each, one scratch per chunk); after a
+// chunk only its token ids are read back, to stop early once every sequence has produced EOS.
+// src/model/memorySampling.ts (samplingBuffers) mirrors every buffer this file and those two allocate.
 import { recordSample } from '../ops/sample';
-import { recordKvCacheWrite } from '../ops/kvCache';
 import { createKvCache, recordDecodeStep, releaseKvCache } from './decode';
+import { RecordingScratch } from './scratch';
 import type { Transformer } from './transformer';
 
 /** TRL GRPOConfig names. */
@@ -85,20 +87,13 @@ export async function generate(
   const finished = new Array<boolean>(B).fill(false);
   let steps = 0;
   try {
-    // Prefill: the training forward over the prompts fills the cache and gives the first logits.
+    // Prefill: fills the cache and gives the first logits, [B, V].
     let rec = rt.recorder('generate.prefill');
-    const state = model.forward(rec, { batch: B, seqLen: P, ids, pads });
-    state.layers.forEach((layer, i) => {
-      recordKvCacheWrite(rt, rec, layer.attention.k, cache.keys[i], cache.shape, 0, P);
-      recordKvCacheWrite(rt, rec, layer.attention.v, cache.values[i], cache.shape, 0, P);
-    });
-    const last = rt.storage(B * V * 4, 'generate.last_logits');
-    for (let b = 0; b < B; b++) rec.copy(state.logits, last, V * 4, (b * P + P - 1) * V * 4, b * V * 4);
+    const last = model.prefill(rec, { batch: B, seqLen: P, ids, pads }, { cache });
     let prev = recordSample(rt, rec, last, { ...sampling, rows: B, vocab: V, step: 0 });
     rec.copy(prev.tokens, outTokens, B * 4, 0, 0);
     rec.copy(prev.logprobs, outLogprobs, B * 4, 0, 0);
     rec.releaseAfterSubmit(last, prev.logprobs);
-    const stateRelease = state;
 
     const readChunk = async (from: number, to: number) => {
       const tokens = rec.readU32(outTokens, B * (to - from), B * from);
@@ -107,22 +102,24 @@ export async function generate(
       for (let s = 0; s < to - from; s++) for (let b = 0; b < B; b++) if (data[s * B + b] === options.eosTokenId) finished[b] = true;
     };
     await readChunk(0, 1);
-    model.release(stateRelease);
     steps = 1;
     while (steps < maxNew && !finished.every(Boolean)) {
       rec = rt.recorder('generate.decode');
+      const scratch = new RecordingScratch(rt, rec);
       const from = steps;
       const to = Math.min(maxNew, steps + chunk);
       for (let s = from; s < to; s++) {
         const length = P + s; // the token sampled at step s - 1 sits at cache position P + s - 1
         const positions = rt.upload(Uint32Array.from(pads, (pad) => length - 1 - pad), 'generate.positions');
-        const logits = recordDecodeStep(model, rec, cache, { tokens: prev.tokens, positions, pads: padBuf, length });
+        const logits = recordDecodeStep(model, rec, cache, { tokens: prev.tokens, positions, pads: padBuf, length }, scratch);
         const next = recordSample(rt, rec, logits, { ...sampling, rows: B, vocab: V, step: s });
+        scratch.done(logits);
         rec.copy(next.tokens, outTokens, B * 4, 0, s * B * 4);
         rec.copy(next.logprobs, outLogprobs, B * 4, 0, s * B * 4);
-        rec.releaseAfterSubmit(positions, logits, prev.tokens, next.logprobs);
+        rec.releaseAfterSubmit(positions, prev.tokens, next.logprobs);
         prev = next;
       }
+      scratch.finish();
       await readChunk(from, to);
       steps = to;
     }

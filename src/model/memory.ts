@@ -1,16 +1,23 @@
 // GPU memory of a GRPO run, estimated from the engine's actual buffers (pure: no GPU import, so
-// the UI can show it before anything is loaded). It lists every buffer the engine allocates —
-// parameters, one sampling call (generate.ts: KV cache, prefill, a chunk of decode steps) and
-// one update submission (grpoStep.ts: forward, reference forward when beta > 0, log-probs,
-// policy loss, backward temporaries, optimizer) — each rounded up as the buffer pool rounds.
-// Buffers of a submission are released only after it runs, so a phase's buffers add up, and
-// the pool keeps released buffers for reuse: sampling's and the update's buffers both stay
-// allocated from one step to the next (`total`); `totalIfTrimmed` is the floor when the pool is
-// trimmed between the two phases.
+// the UI can show it before anything is loaded). It follows every buffer the engine allocates —
+// parameters, one sampling call (generate.ts, see memorySampling.ts: KV cache, prefill, chunks
+// of decode steps) and the update (update.ts: per micro-batch of per_device_train_batch_size
+// sequences one submission with forward, reference forward when beta > 0, log-probs, policy
+// loss, backward temporaries, and the optimizer in the last one) — each rounded up as the
+// buffer pool rounds, through a model of the pool itself: buffers of a submission are released
+// only after it runs, and the pool keeps released buffers and hands them out again for the
+// same size bucket (the next micro-batch, the next step). Nothing is ever freed, so the pool
+// ends up holding the union of both phases (`total`); `totalIfTrimmed` is the floor when the
+// pool is trimmed (BufferPool.trim) before and after sampling.
 import type { ModelConfig } from './config';
-import { resolveLoraConfig, type LoraConfig } from './loraConfig';
-import { loraParameterSpecs, loraSites, type LoraSite, type SiteInput } from './loraSites';
+import type { LoraConfig } from './loraConfig';
+import { modelLayout, sitesReading, type ModelLayout } from './memoryLayout';
+import { samplingBuffers } from './memorySampling';
+import { allocatedBytes, PoolSim, poolBucket, ScratchSim, Tally, type BufferEstimate } from './memorySim';
+import { loraParameterSpecs, type SiteInput } from './loraSites';
 import { parameterSpecs } from './weights';
+
+export { modelLayout, poolBucket, type BufferEstimate, type ModelLayout };
 
 export interface TrainingShape {
   config: ModelConfig;
@@ -25,14 +32,13 @@ export interface TrainingShape {
   beta: number;
   /** entropy_coef != 0 adds a gradient buffer. Default 0. */
   entropyCoef?: number;
-}
-
-export interface BufferEstimate {
-  label: string;
-  /** Bytes requested. */
-  bytes: number;
-  /** Bytes the pool allocates for it (its size bucket). */
-  allocated: number;
+  /**
+   * Sequences per update submission (TRL's per_device_train_batch_size); null or absent: the
+   * whole generation batch (numGenerations × promptsPerStep) in one submission.
+   */
+  microBatch?: number | null;
+  /** TRL's loss_type (default 'dapo'): with several micro-batches every other type scales each one's gradient. */
+  lossType?: 'grpo' | 'bnpo' | 'dapo' | 'dr_grpo';
 }
 
 export interface MemoryEstimate {
@@ -49,64 +55,25 @@ export interface MemoryEstimate {
    * the same buffers without the adapters.
    */
   referenceModel: number;
-  /** The update's buffers except logits: activations, backward temporaries, loss and optimizer scratch. */
+  /**
+   * The buffers the update adds to the pool beyond those it reuses from sampling, except
+   * logits: per-step inputs (targets, mask, old and reference log-probs, advantages) and one
+   * micro-batch's activations, backward temporaries, loss and optimizer scratch (later
+   * micro-batches reuse them).
+   */
   activations: number;
   /** Sampling's KV cache. */
   kvCache: number;
-  /** Sampling's other buffers: prefill activations, a chunk of decode steps, outputs. */
+  /** Sampling's other buffers: outputs, the prefill submission, a chunk of decode steps. */
   sampling: number;
-  /** The update's [rows, vocab] buffers: logits, their gradient, and the reference's logits when beta > 0. */
+  /** The update's [rows, vocab] buffers of one micro-batch: logits, their gradient, and the reference's logits when beta > 0. */
   logits: number;
   /** Everything above: what the pool holds once a step has run. */
   total: number;
-  /** Parameters plus the larger of the two phases (if the pool were trimmed between them). */
+  /** Parameters plus the larger of the two phases, when the pool is trimmed before and after sampling. */
   totalIfTrimmed: number;
   /** The largest single buffer (checked against maxBufferSize and maxStorageBufferBindingSize). */
   largest: BufferEstimate;
-}
-
-/** The buffer pool's size buckets (bufferPool.ts bucketSize): 8 per power of two, 256 B minimum. */
-export function poolBucket(bytes: number): number {
-  const aligned = Math.ceil(Math.max(bytes, 16) / 16) * 16;
-  if (aligned <= 256) return 256;
-  const pow = 2 ** Math.floor(Math.log2(aligned));
-  const step = pow / 8;
-  return Math.ceil(aligned / step) * step;
-}
-
-class Tally {
-  readonly buffers: BufferEstimate[] = [];
-  add(label: string, bytes: number, copies = 1): void {
-    for (let i = 0; i < copies; i++) this.buffers.push({ label, bytes, allocated: poolBucket(bytes) });
-  }
-  get total(): number {
-    return this.buffers.reduce((s, b) => s + b.allocated, 0);
-  }
-}
-
-/**
- * Mirrors scratch.ts RecordingScratch: take() reuses a dead buffer of the same size bucket
- * before allocating; ops' own outputs (alloc) are always fresh. Every fresh buffer is tallied.
- */
-class ScratchSim {
-  private readonly free = new Map<number, number>();
-  constructor(readonly tally: Tally) {}
-  alloc(label: string, bytes: number): number {
-    this.tally.add(label, bytes);
-    return poolBucket(bytes);
-  }
-  take(label: string, bytes: number): number {
-    const bucket = poolBucket(bytes);
-    const n = this.free.get(bucket) ?? 0;
-    if (n > 0) {
-      this.free.set(bucket, n - 1);
-      return bucket;
-    }
-    return this.alloc(label, bytes);
-  }
-  done(...buckets: number[]): void {
-    for (const b of buckets) this.free.set(b, (this.free.get(b) ?? 0) + 1);
-  }
 }
 
 const F32 = 4;
@@ -118,40 +85,8 @@ function positive(name: string, v: number): void {
   if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer, got ${v}`);
 }
 
-/** What the estimate needs to know about a model and its adapters. */
-export interface ModelLayout {
-  c: ModelConfig;
-  D: number;
-  F: number;
-  V: number;
-  qDim: number;
-  kvDim: number;
-  llama: boolean;
-  sites: LoraSite[];
-  r: number;
-  /** lora_dropout > 0: training passes draw dropout masks (when given a dropout seed). */
-  dropout: boolean;
-}
-
-export function modelLayout(config: ModelConfig, lora: Partial<LoraConfig> | null): ModelLayout {
-  const resolved = lora ? resolveLoraConfig(lora, config) : null;
-  return {
-    c: config,
-    D: config.hiddenSize,
-    F: config.intermediateSize,
-    V: config.vocabSize,
-    qDim: config.numHeads * config.headDim,
-    kvDim: config.numKvHeads * config.headDim,
-    llama: config.architecture === 'llama',
-    sites: resolved ? loraSites(config, resolved.target_modules) : [],
-    r: resolved?.r ?? 0,
-    dropout: (resolved?.lora_dropout ?? 0) > 0,
-  };
-}
-
 function siteForward(t: Tally, scratch: ScratchSim, L: ModelLayout, layer: number, input: SiteInput, rows: number, dropout: boolean): void {
-  for (const s of L.sites) {
-    if (s.layer !== layer || s.input !== input) continue;
+  for (const s of sitesReading(L, layer, input)) {
     if (dropout) {
       const masked = scratch.take('lora dropout(x)', rows * s.inDim * F32);
       t.add('lora H', rows * L.r * F32);
@@ -344,75 +279,94 @@ function parameterBuffers(L: ModelLayout): { weights: Tally; gradients: Tally; o
   return { weights, gradients, optimizer };
 }
 
-/** generate.ts: KV cache, outputs, and the larger of the prefill and one chunk of 16 decode steps. */
-function samplingBuffers(L: ModelLayout, batch: number, promptTokens: number, maxNew: number): { kv: Tally; other: number; buffers: BufferEstimate[] } {
-  const { c, D, F, V, qDim, kvDim } = L;
-  const kv = new Tally();
-  kv.add('KV cache', batch * c.numKvHeads * (promptTokens + maxNew) * c.headDim * F32, 2 * c.numLayers);
-  const fixed = new Tally();
-  fixed.add('sampling pads', batch * 4);
-  fixed.add('sampled tokens', batch * maxNew * 4);
-  fixed.add('sampled log-probs', batch * maxNew * 4);
-  const prefill = new Tally();
-  forwardBuffers(prefill, L, batch, promptTokens, L.sites.length > 0, false);
-  prefill.add('last logits', batch * V * F32);
-  prefill.add('sample', batch * 4, 2);
-  const decode = new Tally();
-  const steps = Math.min(16, Math.max(maxNew - 1, 0));
-  const adaptedProjections = (layer: number) => L.sites.filter((s) => s.layer === layer).reduce((n, s) => n + s.outputs.length, 0);
-  for (let s = 0; s < steps; s++) {
-    decode.add('decode positions', batch * 4);
-    decode.add('decode embeddings', batch * D * F32);
-    for (let layer = 0; layer < c.numLayers; layer++) {
-      decode.add('decode norms', batch * D * F32, 2);
-      decode.add('decode norm stats', batch * 8, 2);
-      decode.add('decode q', batch * qDim * F32, c.qkNorm ? 2 : 1);
-      decode.add('decode k, v', batch * kvDim * F32, c.qkNorm ? 3 : 2);
-      if (c.qkNorm) {
-        decode.add('decode q norm stats', batch * c.numHeads * 8);
-        decode.add('decode k norm stats', batch * c.numKvHeads * 8);
-      }
-      if (L.llama) {
-        decode.add('decode rope q', batch * qDim * F32);
-        decode.add('decode rope k', batch * kvDim * F32);
-      }
-      decode.add('decode attention', batch * qDim * F32);
-      decode.add('decode o, residual, down, out', batch * D * F32, 4);
-      decode.add('decode mlp', batch * F * F32, L.llama ? 3 : 2);
-      decode.add('decode lora H', batch * L.r * F32, adaptedProjections(layer));
-    }
-    decode.add('decode final norm', batch * D * F32);
-    decode.add('decode final norm stats', batch * 8);
-    decode.add('decode logits', batch * V * F32);
-    decode.add('decode sample', batch * 4, 2);
+/** What update.ts acquires for the whole update: per micro-batch its slice of the step's inputs. */
+function stepInputs(microBatches: readonly number[], T: number): Tally {
+  const t = new Tally();
+  t.add('advantages', microBatches.reduce((s, n) => s + n, 0) * F32);
+  for (const n of microBatches) {
+    t.add('targets, mask', n * T * 4, 2);
+    t.add('micro-batch advantages', n * F32);
+    t.add('old log-probs', n * T * F32);
   }
-  const phase = prefill.total >= decode.total ? prefill : decode;
-  return { kv, other: fixed.total + phase.total, buffers: [...kv.buffers, ...fixed.buffers, ...phase.buffers] };
+  return t;
 }
 
-/** One update submission of grpoStep.ts (iteration 0, the largest). */
-function updateBuffers(L: ModelLayout, shape: TrainingShape): { logits: Tally; other: Tally } {
-  const N = shape.numGenerations * shape.promptsPerStep;
-  const T = shape.promptTokens + shape.completionTokens;
-  const R = N * T;
-  const all = new Tally();
-  all.add('targets, mask, old log-probs', R * 4, 3);
-  all.buffers.push(...trainingStepBuffers(L, N, T, { dropout: true }));
-  if (shape.beta !== 0) {
-    all.add('reference log-probs', R * F32);
-    forwardBuffers(all, L, N, T, false, false);
-    all.add('reference log-probs, entropy', R * F32, 2);
-    all.add('reference row stats', R * 8);
-  }
-  all.add('policy-loss records', (N + 1) * 8 * F32);
-  all.add('policy-loss partials', Math.ceil(R / 1024) * 8 * F32);
-  all.add('grad log-probs', R * F32, (shape.entropyCoef ?? 0) !== 0 ? 2 : 1);
-  all.add('policy-loss scalars', SMALL);
-  const logits = new Tally();
-  const other = new Tally();
-  for (const b of all.buffers) (b.label.startsWith('logits [') || b.label.startsWith('grad logits [') ? logits : other).buffers.push(b);
-  return { logits, other };
+interface SubmissionOptions {
+  beta: number;
+  entropyCoef: number;
+  /** The micro-batch's gradient is scaled (several micro-batches, loss_type other than dapo). */
+  scaled: boolean;
+  /** The last micro-batch: grad norm and AdamW. */
+  optimizer: boolean;
 }
+
+/**
+ * One update submission over n sequences (update.ts, first pass: the largest): forward,
+ * log-probs, the reference forward when beta > 0, the policy loss, the gradient scaling, the
+ * backward and, in the last micro-batch, the optimizer. Returns the buffers released after the
+ * submission and the reference log-probs it keeps for the rest of the step.
+ */
+function updateSubmission(L: ModelLayout, n: number, T: number, o: SubmissionOptions): { released: BufferEstimate[]; kept: BufferEstimate[] } {
+  const R = n * T;
+  const t = new Tally();
+  const kept = new Tally();
+  forwardBuffers(t, L, n, T, L.sites.length > 0, L.dropout);
+  t.add('log-probs, entropy', R * F32, 2);
+  t.add('log-prob row stats', R * 8);
+  if (o.beta !== 0) {
+    forwardBuffers(t, L, n, T, false, false);
+    t.add('reference log-probs, entropy', R * F32, 2);
+    t.add('reference row stats', R * 8);
+    kept.add('reference log-probs', R * F32);
+  }
+  const gradients = o.entropyCoef !== 0 ? 2 : 1;
+  t.add('policy-loss records', (n + 1) * 8 * F32);
+  t.add('policy-loss partials', Math.ceil(R / 1024) * 8 * F32);
+  t.add('grad log-probs', R * F32, gradients);
+  t.add('policy-loss scalars', SMALL);
+  if (o.scaled) t.add('scaled grad log-probs', R * F32, gradients);
+  t.add(`grad logits [${R} × ${L.V}]`, R * L.V * F32);
+  backwardBuffers(t, L, n, T, L.dropout);
+  if (o.optimizer) optimizerBuffers(t, trainableCounts(L));
+  return { released: t.buffers, kept: kept.buffers };
+}
+
+/** Sequences per update submission: ceil(N / microBatch) submissions, the last one possibly smaller. */
+export function microBatchSizes(sequences: number, microBatch: number | null | undefined): number[] {
+  positive('sequences', sequences);
+  if (microBatch !== null && microBatch !== undefined) positive('microBatch', microBatch);
+  const size = Math.min(microBatch ?? sequences, sequences);
+  return Array.from({ length: Math.ceil(sequences / size) }, (_, k) => Math.min(size, sequences - k * size));
+}
+
+/** The update (update.ts) through `pool`: step inputs, then one submission per micro-batch. */
+function runUpdate(pool: PoolSim, L: ModelLayout, shape: TrainingShape, sizes: readonly number[]): void {
+  const T = shape.promptTokens + shape.completionTokens;
+  const inputs = stepInputs(sizes, T).buffers;
+  pool.acquire(inputs);
+  const kept: BufferEstimate[] = [];
+  const scaled = sizes.length > 1 && (shape.lossType ?? 'dapo') !== 'dapo';
+  sizes.forEach((n, k) => {
+    const sub = updateSubmission(L, n, T, { beta: shape.beta, entropyCoef: shape.entropyCoef ?? 0, scaled, optimizer: k === sizes.length - 1 });
+    pool.acquire([...sub.released, ...sub.kept]);
+    pool.release(sub.released);
+    kept.push(...sub.kept);
+  });
+  pool.release([...inputs, ...kept]);
+}
+
+/**
+ * Every storage buffer the update (update.ts, with the step's [N] advantages) makes an empty
+ * pool create: the update's side of `totalIfTrimmed`, and what a check against the engine
+ * counts after BufferPool.trim().
+ */
+export function updateBuffers(shape: TrainingShape): BufferEstimate[] {
+  const pool = new PoolSim();
+  runUpdate(pool, modelLayout(shape.config, shape.lora), shape, microBatchSizes(shape.numGenerations * shape.promptsPerStep, shape.microBatch));
+  return pool.created;
+}
+
+const isLogits = (b: BufferEstimate) => b.label.startsWith('logits [') || b.label.startsWith('grad logits [');
 
 export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
   positive('numGenerations', shape.numGenerations);
@@ -424,6 +378,8 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
   if (shape.promptTokens + shape.completionTokens > c.maxPositions) {
     throw new RangeError(`promptTokens + completionTokens = ${shape.promptTokens + shape.completionTokens} exceeds the model's context of ${c.maxPositions}`);
   }
+  const N = shape.numGenerations * shape.promptsPerStep;
+  const sizes = microBatchSizes(N, shape.microBatch);
   const L = modelLayout(c, shape.lora);
   const params = parameterBuffers(L);
   const model = new Tally();
@@ -433,12 +389,20 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
     for (const b of [...params.weights.buffers, ...params.gradients.buffers]) reference.add(`reference ${b.label}`, b.bytes);
     reference.buffers.push(...model.buffers);
   }
-  const sampling = samplingBuffers(L, shape.numGenerations * shape.promptsPerStep, shape.promptTokens, shape.completionTokens);
-  const update = updateBuffers(L, shape);
+  const sampling = samplingBuffers(L, { batch: N, promptTokens: shape.promptTokens, completionTokens: shape.completionTokens });
+  // One pool through a whole step: the update reuses what sampling released, and the next
+  // step finds everything it needs on the free lists.
+  const pool = new PoolSim();
+  pool.acquire([...sampling.kvCache, ...sampling.other]);
+  pool.release([...sampling.kvCache, ...sampling.other]);
+  const before = pool.created.length;
+  runUpdate(pool, L, shape, sizes);
+  const added = pool.created.slice(before);
+  // Trimmed before and after sampling, the update starts from an empty pool.
+  const alone = updateBuffers(shape);
   const persistent = params.weights.total + params.gradients.total + params.optimizer.total + model.total + reference.total;
-  const samplingBytes = sampling.kv.total + sampling.other;
-  const updateBytes = update.logits.total + update.other.total;
-  const everything = [...params.weights.buffers, ...sampling.buffers, ...update.logits.buffers, ...update.other.buffers];
+  const samplingBytes = allocatedBytes(sampling.kvCache) + allocatedBytes(sampling.other);
+  const everything = [...params.weights.buffers, ...sampling.kvCache, ...sampling.other, ...alone];
   const largest = everything.reduce((a, b) => (b.bytes > a.bytes ? b : a));
   return {
     weights: params.weights.total,
@@ -446,12 +410,12 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
     optimizer: params.optimizer.total,
     modelBuffers: model.total,
     referenceModel: reference.total,
-    activations: update.other.total,
-    kvCache: sampling.kv.total,
-    sampling: sampling.other,
-    logits: update.logits.total,
-    total: persistent + samplingBytes + updateBytes,
-    totalIfTrimmed: persistent + Math.max(samplingBytes, updateBytes),
+    activations: allocatedBytes(added.filter((b) => !isLogits(b))),
+    kvCache: allocatedBytes(sampling.kvCache),
+    sampling: allocatedBytes(sampling.other),
+    logits: allocatedBytes(added.filter(isLogits)),
+    total: persistent + pool.bytes,
+    totalIfTrimmed: persistent + Math.max(samplingBytes, allocatedBytes(alone)),
     largest,
   };
 }

@@ -2,7 +2,9 @@
 // dead. Commands run in recorded order, so a later dispatch may overwrite a buffer an earlier
 // one finished with. The buffers go back to the pool only after the submission has run:
 // handing one back earlier could let an upload (queue.writeBuffer, which runs before the whole
-// command buffer) land on it while recorded commands still use it.
+// command buffer) land on it while recorded commands still use it. scratchRuntime() lets ops
+// that allocate their own outputs draw them from a scratch, so a pass that keeps nothing for
+// backward (sampling, scoring) reuses its temporaries from layer to layer.
 import { bucketSize } from '../gpu/bufferPool';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
@@ -52,4 +54,23 @@ export class RecordingScratch implements Scratch {
     this.owned.clear();
     this.free.clear();
   }
+}
+
+/**
+ * A view of `rt` whose storage() takes from `scratch`: an op's outputs become the recording's
+ * temporaries, reused by later takes once marked done and released with the scratch. Uploads
+ * still come from the pool, never from the scratch (see the top of this file). Buffers from the
+ * view must not be released one by one: the scratch releases them after the submission.
+ */
+export function scratchRuntime(rt: GpuRuntime, scratch: Scratch): GpuRuntime {
+  const view = Object.create(rt) as GpuRuntime;
+  Object.defineProperties(view, {
+    storage: { value: (byteLength: number, label = 'storage') => scratch.take(byteLength, label) },
+    release: {
+      value: (...buffers: GPUBuffer[]) => {
+        throw new Error(`scratch runtime: "${buffers[0]?.label}" belongs to the recording's scratch, which releases it after the submission`);
+      },
+    },
+  });
+  return view;
 }

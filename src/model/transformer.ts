@@ -6,6 +6,9 @@
 // With LoRA attached (attachLora) the base weights are frozen and stored once: forward adds
 // scale·(drop(x)·Aᵀ)·Bᵀ to each targeted projection, backward fills only the adapters'
 // gradients, and withoutAdapters() is a view of the same buffers without them (the KL reference).
+// prefill() is the inference forward for sampling and scoring: it keeps nothing for backward
+// (temporaries are reused from layer to layer), can fill a KV cache, and computes the final norm
+// and head at each row's last position only.
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
 import { recordAttentionBackward, recordAttentionForward, type AttentionForward } from '../ops/attention';
@@ -13,16 +16,18 @@ import { recordEmbeddingBackward, recordEmbeddingForward } from '../ops/embeddin
 import { recordAdd, recordAccumulate } from '../ops/elementwise';
 import { recordGeluBackward, recordGeluForward, recordSwigluBackward, recordSwigluForward } from '../ops/activation';
 import { dropoutSeed, type DropoutOptions } from '../ops/dropout';
-import { recordMatmul } from '../ops/matmul';
+import { recordKvCacheWrite } from '../ops/kvCache';
+import { recordMatmul, SMALL_M_MAX } from '../ops/matmul';
 import { recordNormBackward, recordNormForward, type NormForward } from '../ops/norm';
 import { createRopeTable, recordRope, recordRopeBackward, ropePositions, type RopeTable } from '../ops/rope';
 import type { ModelConfig } from './config';
+import type { KvCache } from './decode';
 import { linearBackwardInput, linearBackwardInputInto, linearBackwardParams, linearForward, type LinearShape } from './linear';
 import { LoraAdapters, projectionBias, projectionWeight, type LoraConfig, type LoraSite, type ProjectionRole, type SiteInput } from './lora';
 import { initialLoraTensors } from './loraInit';
 import { recordLoraBackward, recordLoraForward, type LoraBlock, type LoraShape } from './loraLinear';
 import type { ParameterStore } from './parameters';
-import { RecordingScratch, type Scratch } from './scratch';
+import { RecordingScratch, scratchRuntime, type Scratch } from './scratch';
 import { modelNames, type LayerNames, type ModelNames } from './weights';
 
 /** Left-padded token ids: row b holds pads[b] padding positions, then its tokens. */
@@ -57,6 +62,20 @@ interface LoraSiteForward {
   dropout: DropoutOptions | null;
 }
 
+/**
+ * Where a forward pass's buffers come from and where they go. Training: ops allocate from the
+ * pool and every output is kept for backward. Inference: ops allocate from a recording scratch
+ * and each buffer is handed back to it once no later command reads it.
+ */
+interface PassBuffers {
+  /** The runtime ops allocate their outputs from. */
+  rt: GpuRuntime;
+  /** Training: the ForwardState owns the buffer. Inference: nothing. */
+  keep<T extends GPUBuffer>(buffer: T): T;
+  /** Inference: no later command reads these; later ops may reuse them. Training: nothing. */
+  done(...buffers: GPUBuffer[]): void;
+}
+
 /** The adapters a forward pass runs with. */
 interface AdapterRun {
   adapters: LoraAdapters;
@@ -73,6 +92,18 @@ export interface ForwardOptions {
    * site). Omit it when sampling or scoring, where dropout must not apply.
    */
   dropoutSeed?: number;
+}
+
+export interface PrefillOptions {
+  /** Write every layer's keys and values into this cache at positions 0..seqLen-1. */
+  cache?: KvCache;
+  /**
+   * Which positions get logits: 'last' (default) each row's last, [batch, vocab]; 'all' every
+   * position, [batch * seqLen, vocab], as forward() gives them (scoring, e.g. KL reference log-probs).
+   */
+  logits?: 'last' | 'all';
+  /** Add the LoRA adapters (default true), as in ForwardOptions. */
+  adapters?: boolean;
 }
 
 /** Internal: a view shares another model's buffers (see withoutAdapters). */
@@ -178,7 +209,8 @@ export class Transformer {
     return name ? (which === 'value' ? this.weight(name) : this.g(name)) : null;
   }
 
-  private validate(tokens: TokenBatch): void {
+  /** Throws a RangeError naming what is wrong with a token batch for this model. */
+  validate(tokens: TokenBatch): void {
     const { batch, seqLen, ids, pads } = tokens;
     if (!Number.isInteger(batch) || batch < 1) throw new RangeError(`batch must be a positive integer, got ${batch}`);
     if (!Number.isInteger(seqLen) || seqLen < 1) throw new RangeError(`seqLen must be a positive integer, got ${seqLen}`);
@@ -231,9 +263,10 @@ export class Transformer {
     );
     const scratch = new RecordingScratch(rt, rec);
     const run = adapters ? { adapters, dropoutSeed: seed ?? null, scratch } : null;
+    const buffers: PassBuffers = { rt, keep, done: () => {} };
     const layers: LayerActivations[] = [];
     names.layers.forEach((l, i) => {
-      const { activations, out } = this.layerForward(rec, i, l, x, tokens, posBuf, padBuf, keep, run);
+      const { activations, out } = this.layerForward(rec, i, l, x, tokens, posBuf, padBuf, buffers, run, null);
       layers.push(activations);
       x = out;
     });
@@ -246,9 +279,77 @@ export class Transformer {
     return { tokens, positionIds, positions: posBuf, layers, adapters: adapters !== null, finalNorm, logits, owned };
   }
 
-  norm(rec: Recorder, rows: number, x: GPUBuffer, weight: string, bias: string | null, dim = this.config.hiddenSize): NormForward {
+  /**
+   * Records the forward pass for sampling and scoring: returns the next-token logits at each
+   * row's last position, [batch, vocab] (or at every position with options.logits = 'all'),
+   * pooled: release after the submission. With options.cache every layer's keys and values go
+   * into the cache. Nothing is kept for backward: temporaries come from one recording scratch
+   * and are reused from layer to layer, and the final norm and the head run on the rows asked
+   * for only. The logits are bit-identical to forward()'s same rows (the head uses the matmul
+   * kernel forward would).
+   */
+  prefill(rec: Recorder, tokens: TokenBatch, options: PrefillOptions = {}): GPUBuffer {
+    this.validate(tokens);
+    const { rt, config: c, names } = this;
+    const { batch: B, seqLen: P } = tokens;
+    const cache = options.cache ?? null;
+    if (cache) {
+      const s = cache.shape;
+      if (s.batch !== B || s.maxSeqLen < P || cache.keys.length !== c.numLayers || s.numKvHeads !== c.numKvHeads || s.headDim !== c.headDim) {
+        throw new RangeError(
+          `the KV cache (batch ${s.batch}, ${s.maxSeqLen} positions, ${cache.keys.length} layers) does not fit a prefill of batch ${B} × ${P} tokens on this ${c.numLayers}-layer model`,
+        );
+      }
+    }
+    const adapters = this.adaptersOn && (options.adapters ?? true) ? this.adapters : null;
+    const rows = B * P;
+    const D = c.hiddenSize;
+    const idsBuf = rt.upload(tokens.ids, 'ids');
+    const posBuf = rt.upload(ropePositions(tokens.pads, P), 'position_ids');
+    const padBuf = rt.upload(Uint32Array.from(tokens.pads), 'pads');
+    rec.releaseAfterSubmit(idsBuf, posBuf, padBuf);
+    const scratch = new RecordingScratch(rt, rec);
+    const buffers: PassBuffers = { rt: scratchRuntime(rt, scratch), keep: (b) => b, done: (...b) => scratch.done(...b) };
+    const run = adapters ? { adapters, dropoutSeed: null, scratch } : null;
+    let x = recordEmbeddingForward(
+      buffers.rt,
+      rec,
+      { tokens: rows, dim: D, vocab: c.vocabSize, positions: names.positions ? c.maxPositions : 0 },
+      idsBuf,
+      this.weight(names.tokens),
+      names.positions ? { ids: posBuf, table: this.weight(names.positions) } : undefined,
+    );
+    names.layers.forEach((l, i) => {
+      const writeKv = cache
+        ? (k: GPUBuffer, v: GPUBuffer) => {
+            recordKvCacheWrite(rt, rec, k, cache.keys[i], cache.shape, 0, P);
+            recordKvCacheWrite(rt, rec, v, cache.values[i], cache.shape, 0, P);
+          }
+        : null;
+      x = this.layerForward(rec, i, l, x, tokens, posBuf, padBuf, buffers, run, writeKv).out;
+    });
+    const all = options.logits === 'all';
+    let hidden = x;
+    if (!all) {
+      // Left padding puts every row's last token at position P - 1.
+      hidden = scratch.take(B * D * 4, 'last_hidden');
+      for (let b = 0; b < B; b++) rec.copy(x, hidden, D * 4, (b * P + P - 1) * D * 4, b * D * 4);
+      buffers.done(x);
+    }
+    const m = all ? rows : B;
+    const finalNorm = this.norm(rec, m, hidden, names.finalNorm, names.finalNormBias, D, buffers.rt);
+    buffers.done(hidden, finalNorm.stats);
+    const logits = rt.storage(m * c.vocabSize * 4, all ? 'logits' : 'last_logits');
+    const path = rows > SMALL_M_MAX ? 'tiled' : 'auto';
+    recordMatmul(rt, rec, { a: finalNorm.y, b: this.weight(names.head), c: logits }, { m, n: c.vocabSize, k: D, transB: true, path });
+    scratch.finish();
+    return logits;
+  }
+
+  /** Records a norm over `rows` rows of x; its outputs come from `rt` (default: the pool). */
+  norm(rec: Recorder, rows: number, x: GPUBuffer, weight: string, bias: string | null, dim = this.config.hiddenSize, rt = this.rt): NormForward {
     const kind = this.config.architecture === 'gpt2' ? 'layernorm' : 'rmsnorm';
-    return recordNormForward(this.rt, rec, { kind, rows, dim, eps: this.config.normEps }, x, this.weight(weight), this.opt(bias, 'value'));
+    return recordNormForward(rt, rec, { kind, rows, dim, eps: this.config.normEps }, x, this.weight(weight), this.opt(bias, 'value'));
   }
 
   /** Linear-layer shapes of one layer for `rows` token rows. */
@@ -269,21 +370,27 @@ export class Transformer {
   /**
    * Records y = projection `role` of `layer` applied to x [rows, in]: the base weight, its
    * bias, and the adapter when one targets it (never dropout). For code that runs the layers
-   * itself, such as the KV-cache decode step. Returns a pooled buffer.
+   * itself, such as the KV-cache decode step. Returns a pooled buffer, or with `scratch` one
+   * of its temporaries (the adapter's own temporaries go back to it at once).
    */
-  project(rec: Recorder, layer: number, role: ProjectionRole, x: GPUBuffer, rows: number): GPUBuffer {
+  project(rec: Recorder, layer: number, role: ProjectionRole, x: GPUBuffer, rows: number, scratch?: Scratch): GPUBuffer {
     if (!Number.isInteger(layer) || layer < 0 || layer >= this.config.numLayers) {
       throw new RangeError(`layer must be an integer in [0, ${this.config.numLayers}), got ${layer}`);
     }
-    const { rt, names } = this;
+    const { names } = this;
+    const rt = scratch ? scratchRuntime(this.rt, scratch) : this.rt;
     const y = linearForward(rt, rec, x, this.weight(projectionWeight(names, layer, role)), this.opt(projectionBias(names, layer, role), 'value'), this.shapeOf(role, rows));
     const site = this.adaptersOn ? (this.adapters?.siteFor(layer, role) ?? null) : null;
     if (site) {
       const block = site.outputs.find((o) => o.role === role)!;
-      const scratch = new RecordingScratch(rt, rec);
-      const h = recordLoraForward(rt, rec, x, this.weight(site.a), [{ b: this.weight(block.b), outDim: block.outDim }], [y], this.loraShape(site, rows), null, scratch);
-      scratch.finish();
-      rec.releaseAfterSubmit(h);
+      const lora = (s: Scratch) => recordLoraForward(rt, rec, x, this.weight(site.a), [{ b: this.weight(block.b), outDim: block.outDim }], [y], this.loraShape(site, rows), null, s);
+      if (scratch) scratch.done(lora(scratch));
+      else {
+        const own = new RecordingScratch(rt, rec);
+        const h = lora(own);
+        own.finish();
+        rec.releaseAfterSubmit(h);
+      }
     }
     return y;
   }
@@ -306,18 +413,24 @@ export class Transformer {
     x: GPUBuffer,
     outputs: Partial<Record<ProjectionRole, GPUBuffer>>,
     rows: number,
-    keep: <T extends GPUBuffer>(b: T) => T,
+    buffers: PassBuffers,
   ): LoraSiteForward[] {
     if (!run) return [];
     const p = run.adapters.config.lora_dropout;
     return run.adapters.sitesOf(layer, input).map((site) => {
       const dropout = run.dropoutSeed !== null && p > 0 ? { p, seed: dropoutSeed(run.dropoutSeed, site.index) } : null;
       const ys = site.outputs.map((o) => outputs[o.role]!);
-      const h = keep(recordLoraForward(this.rt, rec, x, this.weight(site.a), this.siteBlocks(site), ys, this.loraShape(site, rows), dropout, run.scratch));
+      const h = buffers.keep(recordLoraForward(buffers.rt, rec, x, this.weight(site.a), this.siteBlocks(site), ys, this.loraShape(site, rows), dropout, run.scratch));
+      buffers.done(h);
       return { site, x, h, dropout };
     });
   }
 
+  /**
+   * One layer's forward. `buffers` decides where outputs come from and whether they are kept
+   * (training) or handed back once dead (inference); `writeKv` receives the keys (after q/k norm
+   * and RoPE) and values that attention reads, while they are still alive.
+   */
   private layerForward(
     rec: Recorder,
     index: number,
@@ -326,33 +439,42 @@ export class Transformer {
     tokens: TokenBatch,
     posBuf: GPUBuffer,
     padBuf: GPUBuffer,
-    keep: <T extends GPUBuffer>(b: T) => T,
+    buffers: PassBuffers,
     run: AdapterRun | null,
+    writeKv: ((k: GPUBuffer, v: GPUBuffer) => void) | null,
   ): { activations: LayerActivations; out: GPUBuffer } {
-    const { rt, config: c } = this;
+    const { config: c } = this;
+    const { rt, keep, done } = buffers;
     const rows = tokens.batch * tokens.seqLen;
     const s = this.shapes(rows);
-    const norm1 = this.norm(rec, rows, x, l.norm1, l.norm1Bias);
+    const norm1 = this.norm(rec, rows, x, l.norm1, l.norm1Bias, c.hiddenSize, rt);
     keep(norm1.y);
     keep(norm1.stats);
+    done(norm1.stats);
     let q = keep(linearForward(rt, rec, norm1.y, this.weight(l.q), this.opt(l.qBias, 'value'), s.q));
     let k = keep(linearForward(rt, rec, norm1.y, this.weight(l.k), this.opt(l.kBias, 'value'), s.kv));
     const v = keep(linearForward(rt, rec, norm1.y, this.weight(l.v), this.opt(l.vBias, 'value'), s.kv));
-    const lora = this.adaptForward(rec, run, index, 'attention_input', norm1.y, { q, k, v }, rows, keep);
+    const lora = this.adaptForward(rec, run, index, 'attention_input', norm1.y, { q, k, v }, rows, buffers);
+    done(norm1.y);
     let qNorm: NormForward | null = null;
     let kNorm: NormForward | null = null;
     if (l.qNorm && l.kNorm) {
-      qNorm = this.norm(rec, rows * c.numHeads, q, l.qNorm, null, c.headDim);
-      kNorm = this.norm(rec, rows * c.numKvHeads, k, l.kNorm, null, c.headDim);
+      qNorm = this.norm(rec, rows * c.numHeads, q, l.qNorm, null, c.headDim, rt);
+      kNorm = this.norm(rec, rows * c.numKvHeads, k, l.kNorm, null, c.headDim, rt);
+      done(q, k);
       q = keep(qNorm.y);
       k = keep(kNorm.y);
       keep(qNorm.stats);
       keep(kNorm.stats);
+      done(qNorm.stats, kNorm.stats);
     }
     if (this.rope) {
-      q = keep(recordRope(rt, rec, q, posBuf, this.rope, { tokens: rows, numHeads: c.numHeads, headDim: c.headDim }));
-      k = keep(recordRope(rt, rec, k, posBuf, this.rope, { tokens: rows, numHeads: c.numKvHeads, headDim: c.headDim }));
+      const rq = keep(recordRope(rt, rec, q, posBuf, this.rope, { tokens: rows, numHeads: c.numHeads, headDim: c.headDim }));
+      const rk = keep(recordRope(rt, rec, k, posBuf, this.rope, { tokens: rows, numHeads: c.numKvHeads, headDim: c.headDim }));
+      done(q, k);
+      [q, k] = [rq, rk];
     }
+    writeKv?.(k, v);
     const attention = recordAttentionForward(rt, rec, q, k, v, padBuf, {
       batch: tokens.batch,
       seqLen: tokens.seqLen,
@@ -362,20 +484,28 @@ export class Transformer {
     });
     keep(attention.out);
     keep(attention.lse);
+    done(q, k, v, attention.lse);
     const o = keep(linearForward(rt, rec, attention.out, this.weight(l.o), this.opt(l.oBias, 'value'), s.o));
-    lora.push(...this.adaptForward(rec, run, index, 'attention_output', attention.out, { o }, rows, keep));
+    lora.push(...this.adaptForward(rec, run, index, 'attention_output', attention.out, { o }, rows, buffers));
+    done(attention.out);
     const x1 = keep(recordAdd(rt, rec, x, o, rows * c.hiddenSize));
-    const norm2 = this.norm(rec, rows, x1, l.norm2, l.norm2Bias);
+    done(x, o);
+    const norm2 = this.norm(rec, rows, x1, l.norm2, l.norm2Bias, c.hiddenSize, rt);
     keep(norm2.y);
     keep(norm2.stats);
+    done(norm2.stats);
     const up = keep(linearForward(rt, rec, norm2.y, this.weight(l.up), this.opt(l.upBias, 'value'), s.up));
     const gate = l.gate ? keep(linearForward(rt, rec, norm2.y, this.weight(l.gate), null, s.up)) : null;
-    lora.push(...this.adaptForward(rec, run, index, 'mlp_input', norm2.y, gate ? { up, gate } : { up }, rows, keep));
+    lora.push(...this.adaptForward(rec, run, index, 'mlp_input', norm2.y, gate ? { up, gate } : { up }, rows, buffers));
+    done(norm2.y);
     const count = rows * c.intermediateSize;
     const hidden = gate ? keep(recordSwigluForward(rt, rec, gate, up, count)) : keep(recordGeluForward(rt, rec, up, count));
+    done(...(gate ? [gate, up] : [up]));
     const down = keep(linearForward(rt, rec, hidden, this.weight(l.down), this.opt(l.downBias, 'value'), s.down));
-    lora.push(...this.adaptForward(rec, run, index, 'mlp_hidden', hidden, { down }, rows, keep));
+    lora.push(...this.adaptForward(rec, run, index, 'mlp_hidden', hidden, { down }, rows, buffers));
+    done(hidden);
     const out = keep(recordAdd(rt, rec, x1, down, rows * c.hiddenSize));
+    done(x1, down);
     return { activations: { norm1, qNorm, kNorm, attention, norm2, up, gate, hidden, lora }, out };
   }
 

@@ -7,9 +7,9 @@
 //      mass  = Σ_i exp(z[t_i] − logsumexp(z))      (how much of the distribution the choices hold)
 //    Any Transformer works, the policy itself included (self-judge). All items of a call go
 //    through a few forward passes: items sorted by length, packed into left-padded batches.
-//    Cost per pass: one Transformer.forward over B × T tokens (as a training forward, and it
-//    computes logits at every position: B·T·V·D multiply-adds for the head, T times what the last
-//    position needs), then B row copies of V floats, one log-softmax dispatch over [B, V] (for
+//    Cost per pass: one Transformer.prefill over B × T tokens (the inference forward: temporaries
+//    reused from layer to layer, nothing kept for backward, and the head only at the last
+//    position: B·V·D multiply-adds, not B·T·V·D), one log-softmax dispatch over [B, V] (for
 //    logsumexp) and B·(n + 1) floats read back — the readback never grows with T or V.
 // 2. zeroShotJudge: a @huggingface/transformers zero-shot (NLI) classification pipeline, for users
 //    online. It downloads its model from the Hugging Face Hub on first use; untested here, where
@@ -204,8 +204,12 @@ export async function judgeChoiceDistributions(
     }
   });
 
-  const widest = Math.max(V, c.intermediateSize, c.numHeads * c.headDim, c.hiddenSize);
-  const maxPositionsPerBinding = Math.floor(model.rt.device.limits.maxStorageBufferBindingSize / (widest * 4));
+  // Widest activation per position (logits exist for each item's last position only).
+  const maxBinding = model.rt.device.limits.maxStorageBufferBindingSize;
+  const widest = Math.max(c.intermediateSize, c.numHeads * c.headDim, c.hiddenSize);
+  const maxPositionsPerBinding = Math.floor(maxBinding / (widest * 4));
+  // A pass's [B, V] logits must fit one binding too.
+  const rowsPerBinding = Math.floor(maxBinding / (V * 4));
   const fits = prepared.filter((p) => {
     if (p.ids.length <= maxPositionsPerBinding) return true;
     outcomes[p.index] = { ok: false, reason: `the judge prompt is ${p.ids.length} tokens; this GPU binds activations of at most ${maxPositionsPerBinding}` };
@@ -213,7 +217,7 @@ export async function judgeChoiceDistributions(
   });
   const passes = planPasses(
     fits.map((p) => p.ids.length),
-    { batchSize, maxTokensPerPass, maxPositionsPerBinding },
+    { batchSize: Math.max(1, Math.min(batchSize, rowsPerBinding)), maxTokensPerPass, maxPositionsPerBinding },
   );
   for (const pass of passes) {
     if (signal?.aborted) throw abortError(signal);
@@ -234,7 +238,7 @@ export async function judgeChoiceDistributions(
   return outcomes;
 }
 
-/** One forward pass over left-padded items; per item the choices' logits and the row's logsumexp. */
+/** One prefill pass over left-padded items; per item the choices' logits and the row's logsumexp. */
 async function runPass(model: Transformer, items: readonly Prepared[]): Promise<{ logits: Float32Array; logSumExp: number }[]> {
   const { rt } = model;
   const V = model.config.vocabSize;
@@ -246,12 +250,10 @@ async function runPass(model: Transformer, items: readonly Prepared[]): Promise<
     return T - p.ids.length;
   });
   const rec: Recorder = rt.recorder('model judge');
-  const state = model.forward(rec, { batch: B, seqLen: T, ids, pads });
-  const owned: GPUBuffer[] = [];
+  // The last position of each row: B contiguous rows of V logits.
+  const last = model.prefill(rec, { batch: B, seqLen: T, ids, pads });
+  const owned: GPUBuffer[] = [last];
   try {
-    // The last position of each row: B contiguous rows of V logits.
-    const last = rec.scratch(B * V * 4, 'judge.last_logits');
-    items.forEach((_, b) => rec.copy(state.logits, last, V * 4, (b * T + T - 1) * V * 4, b * V * 4));
     // log p(first choice) = z[t_0] − logsumexp(z): the log-prob kernel gives logsumexp for free.
     const first = rt.upload(Uint32Array.from(items.map((p) => p.choices.tokens[0])), 'judge.first_choice');
     owned.push(first);
@@ -275,7 +277,6 @@ async function runPass(model: Transformer, items: readonly Prepared[]): Promise<
       return { logits, logSumExp: logits[0] - values[total + b] };
     });
   } finally {
-    model.release(state);
     rt.release(...owned);
   }
 }

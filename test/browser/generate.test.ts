@@ -1,4 +1,7 @@
-// Batched KV-cache sampling on the GPU (tiny random GPT-2 and Llama from test/golden).
+// Batched KV-cache sampling on the GPU (tiny random GPT-2 and Llama from test/golden, both also
+// with trained PEFT adapters, and a tiny Qwen3 with q/k norm from test/fixtures/hub): greedy
+// decoding against full forward passes, seeds, the prefill against the training forward bit
+// for bit, and every buffer sampling makes against the memory estimate.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
 
@@ -40,5 +43,33 @@ describe.each(['gpt2-tiny', 'llama-tiny'])('generate on %s', (model) => {
       }
     });
     for (const lps of r.a.logprobs) for (const lp of lps) expect(lp).toBeLessThanOrEqual(0);
+  });
+});
+
+describe.each(['gpt2-tiny', 'llama-tiny', 'lora-gpt2-tiny', 'lora-llama-tiny', 'qwen3-tiny'])('prefill on %s', (model) => {
+  it('gives the training forward’s logits (last or every position) and keys/values bit for bit', async () => {
+    // 3 padded rows of 7 (21 rows: the tiled head kernel) and one row of 4 (the small-M kernel).
+    for (const prompts of [PROMPTS, [[4, 1, 6, 2]]]) {
+      const r = await harness.runModule(CASES, 'prefillVsForward', { model, prompts });
+      expect(r.rows).toBe(prompts.length);
+      expect(r.finiteLogits).toBe(true);
+      expect(r.logitMismatches).toBe(0);
+      expect(r.cacheNonZero).toBeGreaterThan(0);
+      expect(r.cacheMismatches).toBe(0);
+      expect(r.allPositionMismatches).toBe(0);
+      expect(r.allPositionBuffers).toBe(r.estimatedAllPositionBuffers);
+      expect(r.allPositionBytes).toBe(r.estimatedAllPositionBytes);
+    }
+  });
+});
+
+describe('sampling memory against the estimate', () => {
+  it.each(['llama-tiny', 'lora-gpt2-tiny', 'qwen3-tiny'])('%s: every buffer generate() creates, and the prefill submission', async (model) => {
+    // 8 decode steps in chunks of 3 (prefill, then 3 + 3 + 1 steps): chunks of different sizes.
+    const r = await harness.runModule(CASES, 'samplingMemory', { model, prompts: PROMPTS, steps: 8, stepsPerSubmit: 3 });
+    expect(r.prefillBuffers).toBe(r.estimatedPrefillBuffers);
+    expect(r.prefillBytes).toBe(r.estimatedPrefillBytes);
+    expect(r.createdBuffers).toBe(r.estimatedBuffers);
+    expect(r.createdBytes).toBe(r.estimatedBytes);
   });
 });

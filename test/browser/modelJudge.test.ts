@@ -1,6 +1,7 @@
-// The model judge on the tiny golden GPT-2 (SwiftShader): its choice probabilities equal a
-// softmax over the choices' first-token logits taken from independent full forward passes, for
-// yes/no and 3-way ordinal criteria, across several padded passes; and the judge worker.
+// The model judge on the tiny golden GPT-2 (SwiftShader): its choice probabilities (from
+// Transformer.prefill, the last-position inference pass) equal a softmax over the choices'
+// first-token logits taken from independent full forward passes, for yes/no and 3-way ordinal
+// criteria, across several padded passes; and the judge worker.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
 import { expectClose } from '../helpers/compare';
@@ -54,8 +55,10 @@ describe('model judge on gpt2-tiny', () => {
     const outcomes = r.outcomes as Outcome[];
     expect(r.prompts.map((p: number[]) => p.length)).toEqual([8, 7, 5, 16, 11, 7, 6, 17, 7, 10]);
 
-    // 7 scorable items, at most 3 per pass, one submission per pass.
+    // 7 scorable items, at most 3 per pass, one submission per pass: each an inference prefill
+    // with the head on the last position only, never a training forward.
     expect(r.submits).toBe(3);
+    expect(r.calls).toEqual({ forward: 0, prefill: [{ rows: 3, logits: 'last' }, { rows: 3, logits: 'last' }, { rows: 1, logits: 'last' }] });
     for (let i = 0; i < 7; i++) {
       const o = outcomes[i];
       expect(o.ok, `item ${i}: ${o.reason}`).toBe(true);

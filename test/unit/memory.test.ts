@@ -1,14 +1,17 @@
 // The GPU memory estimate (src/model/memory.ts). Its exact agreement with the engine is checked
 // in the browser (test/browser/lora.test.ts, "GPU memory against the estimate": ParameterStore
 // bytes read from the live store, and every storage buffer a training submission acquires,
-// counted by wrapping the buffer pool). Here: the pool's bucket rule, the parameter figures
-// against the embedded model's real tensors, the LoRA and beta accounting, the 135M figures,
-// and the messages.
+// counted by wrapping the buffer pool; test/browser/generate.test.ts, "sampling memory against
+// the estimate": every buffer generate() makes a fresh pool create). Here: the pool's bucket
+// rule and reuse, the parameter figures against the embedded model's real tensors, the LoRA and
+// beta accounting, the prefill, micro-batching, the 135M figures, and the messages.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { bucketSize } from '../../src/gpu/bufferPool';
 import { configFromHf, type ModelConfig } from '../../src/model/config';
-import { checkFitsDevice, estimateTrainingBytes, formatBytes, poolBucket, type TrainingShape } from '../../src/model/memory';
+import { checkFitsDevice, estimateTrainingBytes, formatBytes, forwardBuffers, microBatchSizes, modelLayout, poolBucket, type TrainingShape } from '../../src/model/memory';
+import { prefillBuffers, samplingBuffers } from '../../src/model/memorySampling';
+import { allocatedBytes, PoolSim, Tally } from '../../src/model/memorySim';
 import { readSafetensors } from '../../src/model/safetensors';
 import { fromHfTensors } from '../../src/model/weights';
 
@@ -89,27 +92,108 @@ describe('memory estimate', () => {
     expect(kl.activations).toBeGreaterThan(two.activations);
   });
 
-  it('135M (SmolLM2 shape), LoRA r=16 on all linear layers, 8 completions of 128 tokens after 64 prompt tokens', () => {
-    const lora = { r: 16, target_modules: 'all-linear' as const };
-    const e = estimateTrainingBytes({ config: smol, lora, numGenerations: 8, promptsPerStep: 1, promptTokens: 64, completionTokens: 128, beta: 0 });
-    const full = estimateTrainingBytes({ config: smol, lora: null, numGenerations: 8, promptsPerStep: 1, promptTokens: 64, completionTokens: 128, beta: 0 });
+  it('pool model: a released buffer serves the next request of its size bucket, never another bucket', () => {
+    const pool = new PoolSim();
+    const t = new Tally();
+    t.add('a', 1000);
+    t.add('b', 1000);
+    t.add('c', 5000);
+    pool.submission(t.buffers);
+    expect(pool.created).toHaveLength(3);
+    const again = new Tally();
+    again.add('a2', 1010); // the same 1024-byte bucket
+    again.add('d', 600); // a smaller bucket: a new buffer, though larger free ones exist
+    pool.submission(again.buffers);
+    expect(pool.created.map((b) => b.label)).toEqual(['a', 'b', 'c', 'd']);
+    expect(pool.bytes).toBe(2 * 1024 + poolBucket(5000) + poolBucket(600));
+  });
+
+  it('prefill keeps nothing for backward: its buffers stay a few layers’ worth, with the head on the last rows', () => {
+    const L = modelLayout(smol, { r: 16, target_modules: 'all-linear' });
+    const prefill = allocatedBytes(prefillBuffers(L, 8, 64));
+    const training = new Tally();
+    forwardBuffers(training, L, 8, 64, true, false);
+    // 8 × 64 prompt tokens: 15 MiB against 713 MiB for a training forward (every layer kept, [512, V] logits).
+    expect(prefill).toBeLessThan(16 * 1024 ** 2);
+    expect(training.total).toBeGreaterThan(40 * prefill);
+    // The logits are [8, V]: one row per sequence.
+    expect(prefillBuffers(L, 8, 64).filter((b) => b.label.includes('logits')).map((b) => b.label)).toEqual(['last logits [8 × 49152]']);
+    // Doubling the layers adds nothing: temporaries are reused from layer to layer.
+    const deeper = modelLayout({ ...smol, numLayers: 60 }, null);
+    expect(allocatedBytes(prefillBuffers(deeper, 8, 64))).toBe(allocatedBytes(prefillBuffers(modelLayout(smol, null), 8, 64)));
+    // Every position's logits (scoring) add only the [512, V] logits and a wider final norm.
+    const all = prefillBuffers(L, 8, 64, { logits: 'all' });
+    expect(all.filter((b) => b.label.includes('logits')).map((b) => b.label)).toEqual(['logits [512 × 49152]']);
+    // Sampling as a whole: the KV cache, then the prefill or a chunk of decode steps, whichever is larger, sharing buffers.
+    const sampling = samplingBuffers(L, { batch: 8, promptTokens: 64, completionTokens: 128 });
+    expect(allocatedBytes(sampling.kvCache)).toBe(2 * 30 * poolBucket(8 * 3 * 192 * 64 * 4));
+    expect(allocatedBytes(sampling.other)).toBeLessThan(20 * 1024 ** 2);
+  });
+
+  it('micro-batches: ceil(N / size) submissions whose buffers the pool reuses from one to the next', () => {
+    expect(microBatchSizes(8, null)).toEqual([8]);
+    expect(microBatchSizes(8, 16)).toEqual([8]);
+    expect(microBatchSizes(8, 2)).toEqual([2, 2, 2, 2]);
+    expect(microBatchSizes(8, 3)).toEqual([3, 3, 2]);
+    const whole = estimateTrainingBytes(shape({}));
+    const halves = estimateTrainingBytes(shape({ microBatch: 4 }));
+    // Logits and their gradient of one micro-batch of 4 × 96 rows.
+    expect(halves.logits).toBe(2 * bucketSize(4 * 96 * embedded.vocabSize * 4));
+    expect(whole.logits).toBe(2 * bucketSize(8 * 96 * embedded.vocabSize * 4));
+    expect(halves.activations / whole.activations).toBeGreaterThan(0.45);
+    expect(halves.activations / whole.activations).toBeLessThan(0.6);
+    // Parameters and sampling do not change.
+    for (const k of ['weights', 'gradients', 'optimizer', 'kvCache', 'sampling'] as const) expect(halves[k]).toBe(whole[k]);
+    // One sequence per submission: the same pool as a batch of one, plus the step's inputs.
+    const ones = estimateTrainingBytes(shape({ microBatch: 1 }));
+    expect(ones.logits).toBe(estimateTrainingBytes(shape({ numGenerations: 1 })).logits);
+    // An uneven split (3, 3, 2) leaves buffers of both sizes in the pool: more than even halves of 4.
+    expect(estimateTrainingBytes(shape({ microBatch: 3 })).total).toBeGreaterThan(halves.total);
+    // A scaled loss (grpo) adds the scaled gradient buffers; dapo (the default) needs none.
+    expect(estimateTrainingBytes(shape({ microBatch: 4, lossType: 'grpo' })).activations).toBeGreaterThan(halves.activations);
+    expect(estimateTrainingBytes(shape({ microBatch: 4, lossType: 'dapo' })).activations).toBe(halves.activations);
+    // Trimming the pool around sampling never costs more than keeping everything.
+    for (const e of [whole, halves, ones]) expect(e.totalIfTrimmed).toBeLessThanOrEqual(e.total);
+  });
+
+  it('135M (SmolLM2 shape), LoRA r=16, 8 completions of 128 tokens after 64 prompt tokens: under 2 GiB with micro-batches of 2', () => {
+    const allLinear = { r: 16, target_modules: 'all-linear' as const };
+    const step = (lora: TrainingShape['lora'], microBatch: number | null, beta = 0) =>
+      estimateTrainingBytes({ config: smol, lora, numGenerations: 8, promptsPerStep: 1, promptTokens: 64, completionTokens: 128, beta, microBatch });
+    const e = step(allLinear, null);
+    const full = step(null, null);
     // Parameters: the base once (f32) plus 4.9M adapter values with gradients and moments,
     // against four copies of 134.5M values for full fine-tuning.
     const loraParams = e.weights + e.gradients + e.optimizer;
     expect(loraParams).toBeLessThan(0.65 * GiB);
     expect(full.weights + full.gradients + full.optimizer).toBeGreaterThan(2 * GiB);
     expect(e.largest.label).toBe('logits [1536 × 49152]');
-    // The update records all 1536 rows in one submission and keeps every layer's activations
-    // and backward temporaries until it runs: the whole step needs far more than 2 GiB.
+    // Sampling is the KV cache (67.5 MiB) and 15 MiB more.
+    expect(e.kvCache + e.sampling).toBeLessThan(90 * 1024 ** 2);
+    // The whole batch in one update submission keeps every layer's activations of 1536 rows
+    // until it runs: 4.11 GiB in all.
     expect(e.activations).toBeGreaterThan(2.5 * GiB);
-    expect(e.total).toBeGreaterThan(4.5 * GiB);
-    expect(e.total).toBeLessThan(5.5 * GiB);
-    const verdict = checkFitsDevice(e, { maxBufferSize: 4 * GiB, maxStorageBufferBindingSize: 2 * GiB }, 2 * GiB);
+    expect(e.total).toBeGreaterThan(3.5 * GiB);
+    expect(e.total).toBeLessThan(4.5 * GiB);
+    const limits = { maxBufferSize: 4 * GiB, maxStorageBufferBindingSize: 2 * GiB };
+    const verdict = checkFitsDevice(e, limits, 2 * GiB);
     expect(verdict.fits).toBe(false);
     expect(verdict.message).toMatch(/^Training needs about 4\.\d+ GiB of GPU memory \(weights 5\d\d MiB, .*\), more than the 2\.00 GiB available: .*The largest buffer is logits \[1536 × 49152\] \(288 MiB\)\.$/);
-    // Two completions per step fit.
-    const small = estimateTrainingBytes({ config: smol, lora, numGenerations: 2, promptsPerStep: 1, promptTokens: 64, completionTokens: 128, beta: 0 });
-    expect(checkFitsDevice(small, { maxBufferSize: 4 * GiB, maxStorageBufferBindingSize: 2 * GiB }, 2 * GiB)).toEqual({ fits: true, message: null });
+    // per_device_train_batch_size 2: four submissions of 2 × 192 rows. all-linear: 1.55 GiB
+    // (1.47 GiB trimmed); PEFT's default targets (q_proj, v_proj): 1.49 GiB (1.40 GiB trimmed).
+    for (const lora of [allLinear, { r: 16 }]) {
+      const two = step(lora, 2);
+      expect(two.total).toBeLessThan(1.6 * GiB);
+      expect(two.logits).toBe(2 * poolBucket(384 * 49152 * 4));
+      expect(checkFitsDevice(two, limits, 2 * GiB)).toEqual({ fits: true, message: null });
+      // One sequence per submission: about 1 GiB.
+      expect(step(lora, 1).total).toBeLessThan(1.1 * GiB);
+    }
+    // The largest buffer is now the embedding table, not the logits.
+    expect(step(allLinear, 2).largest.label).toBe('model.embed_tokens.weight');
+    // With a KL term (beta 0.04) the reference forward adds its own activations: micro-batches of 1 fit.
+    expect(step(allLinear, 2, 0.04).total).toBeGreaterThan(2 * GiB);
+    expect(step(allLinear, 1, 0.04).total).toBeLessThan(1.4 * GiB);
   });
 
   it('names the largest buffer and the limit it breaks', () => {
@@ -126,6 +210,7 @@ describe('memory estimate', () => {
     expect(() => estimateTrainingBytes(shape({ numGenerations: 0 }))).toThrow(/numGenerations must be a positive integer, got 0/);
     expect(() => estimateTrainingBytes(shape({ promptTokens: 200, completionTokens: 100 }))).toThrow(/= 300 exceeds the model's context of 256/);
     expect(() => estimateTrainingBytes(shape({ beta: -1 }))).toThrow(/beta must be a number >= 0/);
+    expect(() => estimateTrainingBytes(shape({ microBatch: 0 }))).toThrow(/microBatch must be a positive integer, got 0/);
     expect(() => estimateTrainingBytes(shape({ lora: { r: 0 } }))).toThrow(/r must be an integer >= 1/);
   });
 

@@ -63,7 +63,13 @@ export async function judgeVsForward(rt: GpuRuntime, input: JudgeCaseInput) {
   const requests: JudgeRequest[] = input.items.map(([k, prompt, completion]) => ({ rubricVersion: 'v', prompt, completion, criterion: rubric.criteria[k] }));
   const options = { buildPrompt: shortPrompt, batchSize: input.batchSize };
   const submits0 = rt.counters.submits;
+  // Which passes the judge records: the inference prefill (head on the last position only), never a training forward.
+  const calls = { forward: 0, prefill: [] as { rows: number; logits: string }[] };
+  const { forward, prefill } = model;
+  model.forward = (...args) => (calls.forward++, forward.apply(model, args));
+  model.prefill = (rec, tokens, options) => (calls.prefill.push({ rows: tokens.batch, logits: options?.logits ?? 'last' }), prefill.call(model, rec, tokens, options));
   const outcomes: ItemOutcome[] = await judgeChoiceDistributions(model, tokenizer, requests, options);
+  Object.assign(model, { forward, prefill });
   const submits = rt.counters.submits - submits0;
   const results: CriterionResult[] = await modelJudge(model, tokenizer, options).judge(requests);
   // Independently: the prompt text, the answer prefix " " as its own token, one unpadded forward.
@@ -80,7 +86,7 @@ export async function judgeVsForward(rt: GpuRuntime, input: JudgeCaseInput) {
     .judge(requests, { signal: aborted.signal })
     .then(() => 'resolved', (e: Error) => e.name);
   model.params.destroy();
-  return { outcomes, results, reference, prompts, submits, abort };
+  return { outcomes, results, reference, prompts, submits, abort, calls };
 }
 
 export async function judgeWorker(_rt: GpuRuntime, input: { rubric: unknown; rollouts: { prompt: string; completion: string }[]; apiKey: string }) {
