@@ -12,7 +12,7 @@
 import type { ModelConfig } from './config';
 import type { LoraConfig } from './loraConfig';
 import { modelLayout, sitesReading, type ModelLayout } from './memoryLayout';
-import { samplingBuffers } from './memorySampling';
+import { prefillBuffers, samplingBuffers } from './memorySampling';
 import { allocatedBytes, PoolSim, poolBucket, ScratchSim, Tally, type BufferEstimate } from './memorySim';
 import { loraParameterSpecs, type SiteInput } from './loraSites';
 import { parameterSpecs } from './weights';
@@ -314,7 +314,7 @@ function updateSubmission(L: ModelLayout, n: number, T: number, o: SubmissionOpt
   t.add('log-probs, entropy', R * F32, 2);
   t.add('log-prob row stats', R * 8);
   if (o.beta !== 0) {
-    forwardBuffers(t, L, n, T, false, false);
+    t.buffers.push(...prefillBuffers(L, n, T, { logits: 'all', adapters: false }));
     t.add('reference log-probs, entropy', R * F32, 2);
     t.add('reference row stats', R * 8);
     kept.add('reference log-probs', R * F32);

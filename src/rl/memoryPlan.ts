@@ -51,6 +51,8 @@ export function planMemory(
     completionTokens: config.max_completion_length,
     beta: config.beta,
     entropyCoef: config.entropy_coef,
+    microBatch: config.per_device_train_batch_size,
+    lossType: config.loss_type,
   });
   // A plain copy: GPUSupportedLimits cannot cross postMessage.
   const plain = { maxBufferSize: limits.maxBufferSize, maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize };

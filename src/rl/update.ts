@@ -159,11 +159,12 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
           if (firstLogprobs) readInto(lp.logprobs, firstLogprobs);
           if (cfg.beta !== 0) {
             if (!reference) throw new Error('beta > 0 needs the reference model');
-            const refState = reference.forward(rec, mb.tokens);
-            const refLp = recordLogprobsForward(rt, rec, refState.logits, mb.targets, { rows, vocab: V, temperature });
+            // The inference pass: every position's logits, no activations kept for a backward.
+            const refLogits = reference.prefill(rec, mb.tokens, { logits: 'all' });
+            const refLp = recordLogprobsForward(rt, rec, refLogits, mb.targets, { rows, vocab: V, temperature });
             mb.ref = rt.storage(rows * 4, 'grpo.ref_logprobs');
             rec.copy(refLp.logprobs, mb.ref, rows * 4);
-            rec.releaseAfterSubmit(refLp.logprobs, refLp.entropy, refLp.rowStats, ...refState.owned);
+            rec.releaseAfterSubmit(refLp.logprobs, refLp.entropy, refLp.rowStats, refLogits);
           }
           const entropies = rec.readF32(lp.entropy, rows);
           reads.push(entropies.then((e) => entropy.set(e, mb.start * T)));
