@@ -8,7 +8,7 @@ import type { Transformer } from '../model/transformer';
 import { JudgeCache, rubricVersion, type Judge } from '../rubric';
 import { parseExperiment } from './experiment';
 import type { GrpoContext } from './grpoStep';
-import { buildJudge } from './judgeFactory';
+import { buildJudge, type JudgeSources } from './judgeFactory';
 
 export interface ContextOptions {
   /** Overrides the experiment's judge choice (tests inject judges here). */
@@ -20,6 +20,8 @@ export interface ContextOptions {
   judgeApiKey?: string;
   /** Fetches another model's files for a 'model' judge (default: by the model registry's URL). */
   fetchModel?: (modelId: string) => Promise<ModelFiles>;
+  /** Runs a 'model' judge elsewhere (the trainer worker: in a judge worker); default: loaded on `rt`. */
+  remoteModelJudge?: JudgeSources['remoteModelJudge'];
 }
 
 /**
@@ -58,6 +60,7 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
         startingPolicy: lora ? { model: loaded.model.withoutAdapters(), tokenizer: loaded.tokenizer, formatPrompt: loaded.formatPrompt } : undefined,
         fetchModel: options.fetchModel ?? ((id) => fetchModelFiles(modelUrl(id))),
         apiKey: options.judgeApiKey,
+        remoteModelJudge: options.remoteModelJudge,
       });
       judge = built.judge;
       releaseJudge = built.release;

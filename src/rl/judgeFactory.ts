@@ -1,6 +1,7 @@
 // Turns an experiment's judge choice into a Judge for judge-question criteria: the frozen
-// starting policy (self), another model on our engine, a transformers.js zero-shot pipeline, or
-// a remote OpenAI-compatible endpoint. The remote judge's key comes from the caller (memory or
+// starting policy (self), another model on our engine (loaded here, or by the caller's
+// remoteModelJudge in a judge worker), a transformers.js zero-shot pipeline, or a remote
+// OpenAI-compatible endpoint. The remote judge's key comes from the caller (memory or
 // the user's local storage), never from the experiment.
 import type { GpuRuntime } from '../gpu/runtime';
 import { loadModel, type LoadedModel, type ModelFiles } from '../model/load';
@@ -19,6 +20,12 @@ export interface JudgeSources {
   fetchModel: (modelId: string) => Promise<ModelFiles>;
   /** The remote judge's key (kept in memory by the judge object only). */
   apiKey?: string;
+  /**
+   * Runs a 'model' judge somewhere else (the trainer worker: in a judge worker with its own GPU
+   * runtime); absent, the model is loaded here, on `rt`. Never used for 'self', which shares the
+   * policy's weights.
+   */
+  remoteModelJudge?: (modelId: string) => Promise<{ judge: Judge; release(): void }>;
 }
 
 export interface BuiltJudge {
@@ -30,12 +37,22 @@ export interface BuiltJudge {
 /** Contexts shorter than this get the compact judge prompt (tiny models, e.g. the embedded default). */
 const SHORT_CONTEXT = 1024;
 
-function engineJudge(loaded: Pick<LoadedModel, 'model' | 'tokenizer' | 'formatPrompt'>, name: string): Judge {
+/** A model on our engine as a yes/no judge, with the judge prompt its context length allows. */
+export function engineJudge(loaded: Pick<LoadedModel, 'model' | 'tokenizer' | 'formatPrompt'>, name: string): Judge {
   return modelJudge(loaded.model, loaded.tokenizer, {
     name,
     formatPrompt: loaded.formatPrompt,
     buildPrompt: loaded.model.config.maxPositions < SHORT_CONTEXT ? compactJudgePromptText : judgePromptText,
   });
+}
+
+/** The name a 'model' judge goes by in results and reasons, wherever it runs. */
+export const modelJudgeName = (modelId: string): string => `model:${modelId}`;
+
+/** Loads a model's files onto `rt` as an engine judge; release() frees its weights. */
+export async function loadEngineJudge(rt: GpuRuntime, files: ModelFiles, name: string): Promise<{ judge: Judge; release(): void }> {
+  const loaded = await loadModel(rt, files);
+  return { judge: engineJudge(loaded, name), release: () => loaded.model.params.destroy() };
 }
 
 export async function buildJudge(rt: GpuRuntime, choice: JudgeChoice, sources: JudgeSources): Promise<BuiltJudge> {
@@ -45,11 +62,14 @@ export async function buildJudge(rt: GpuRuntime, choice: JudgeChoice, sources: J
     case 'self':
     case 'model': {
       if (choice.kind === 'self' && sources.startingPolicy) return { judge: engineJudge(sources.startingPolicy, 'self'), release: () => {} };
+      if (choice.kind === 'model' && sources.remoteModelJudge) {
+        const remote = await sources.remoteModelJudge(choice.model);
+        return { judge: remote.judge, release: () => remote.release() };
+      }
       // The self-judge is the starting policy, frozen: training must not move the judge, and its
       // cached verdicts stay valid for the whole run.
       const files = choice.kind === 'self' ? sources.policyFiles : await sources.fetchModel(choice.model);
-      const loaded = await loadModel(rt, files);
-      return { judge: engineJudge(loaded, choice.kind === 'self' ? 'self' : `model:${choice.model}`), release: () => loaded.model.params.destroy() };
+      return loadEngineJudge(rt, files, choice.kind === 'self' ? 'self' : modelJudgeName(choice.model));
     }
     case 'zero_shot':
       return { judge: zeroShotJudge({ model: choice.model }), release: () => {} };

@@ -20,6 +20,7 @@ import { GrpoTrainer, type TrainerEvent } from '../rl/trainer';
 import { RunStore, withRunLock } from '../store';
 import { parameterSpecs, toHfTensors } from '../model/weights';
 import { weightsDigest } from './digest';
+import { startWorkerModelJudge } from './workerJudge';
 
 /**
  * Events as the UI receives them: checkpoints are announced (with a digest), not shipped; while
@@ -203,6 +204,9 @@ const api = {
         resume,
         judgeApiKey: request.judgeApiKey,
         fetchModel: (id) => fetchModelById(id, { ...sourceOptions, localFiles: undefined }),
+        // A 'model' judge runs in its own (nested) judge worker, on its own GPU runtime; close()
+        // terminates it through releaseGrpoContext. 'self' stays here: it shares the policy's weights.
+        remoteModelJudge: (id) => startWorkerModelJudge(id, sourceOptions),
       });
     } catch (err) {
       await close();
