@@ -207,7 +207,8 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
           rec.releaseAfterSubmit(opt.stepState, opt.tensorStats);
         }
         const scalarRead = rec.readF32(loss.scalars, POLICY_LOSS_SCALARS.length);
-        const scaled = [gradLogprobs, gradEntropy].filter((b, i): b is GPUBuffer => b !== null && b !== [loss.gradLogprobs, loss.gradEntropy][i]);
+        // The scaled copies (micro-batches only) are buffers of their own.
+        const scaled = scale === 1 ? [] : [gradLogprobs, ...(gradEntropy ? [gradEntropy] : [])];
         rec.releaseAfterSubmit(lp.logprobs, lp.entropy, lp.rowStats, loss.gradLogprobs, loss.scalars, dLogits, ...scaled, ...(loss.gradEntropy ? [loss.gradEntropy] : []));
         try {
           await rec.submit();
