@@ -52,6 +52,16 @@ export class BufferPool {
     this.stats.bytesFree += buffer.size;
   }
 
+  /**
+   * Destroys a handed-out buffer instead of keeping it for reuse: for big one-of-a-kind buffers
+   * (a frozen model's gradients, a closed model's weights) that no later request would fit.
+   */
+  discard(buffer: GPUBuffer): void {
+    if (!this.owned.delete(buffer)) throw new Error(`buffer "${buffer.label}" was not handed out by this pool`);
+    this.stats.bytesInUse -= buffer.size;
+    buffer.destroy();
+  }
+
   /** Destroys the free list (keeps buffers still in use). */
   trim(): void {
     for (const list of this.free.values()) for (const b of list) b.destroy();

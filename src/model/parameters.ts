@@ -64,7 +64,8 @@ export class ParameterStore {
   freeze(): void {
     for (const p of this.list) {
       const owned = [p.grad, p.m, p.v].filter((b): b is GPUBuffer => b !== null);
-      this.rt.release(...owned);
+      // Destroyed, not pooled: a 135M model's gradients are 0.5 GB nothing else would reuse.
+      for (const b of owned) this.rt.pool.discard(b);
       p.grad = p.m = p.v = null;
     }
   }
@@ -159,6 +160,8 @@ export class ParameterStore {
   }
 
   destroy(): void {
-    for (const p of this.list) this.rt.release(p.value, ...[p.grad, p.m, p.v].filter((b): b is GPUBuffer => b !== null));
+    // Destroyed, not pooled: weights and moments are model-sized, and a pool holding a closed
+    // model's buffers would keep that GPU memory from the next model of another shape.
+    for (const p of this.list) for (const b of [p.value, p.grad, p.m, p.v]) if (b) this.rt.pool.discard(b);
   }
 }
