@@ -3,13 +3,12 @@
 // judge's fields open) and the saved-runs list (with its rename form). No serious or critical
 // violation is allowed; a failure lists each rule with the elements it flagged.
 import { createRequire } from 'node:module';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
+import type { OpenedPage } from '../../scripts/lib/browser.mjs';
+import { openApp, setSettingOn, SHOTS } from '../helpers/appPage';
 
-const SHOTS = join(repoRoot, 'test-results');
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 interface AxeViolation {
@@ -23,11 +22,7 @@ let opened: OpenedPage;
 let page: Page;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  opened = await openPage('/');
-  page = opened.page;
-  await page.setViewportSize({ width: 1366, height: 900 });
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  ({ opened, page } = await openApp('/'));
   await page.addScriptTag({ path: AXE });
 });
 afterAll(async () => {
@@ -46,11 +41,7 @@ async function audit(include?: string): Promise<string[]> {
     .flatMap((v) => v.nodes.map((n) => `${v.impact} ${v.id} (${v.help}): ${n.target.join(' ')}`));
 }
 
-async function setSetting(key: string, value: string) {
-  const input = page.getByTestId(`setting-${key}`).locator('input');
-  await input.fill(value);
-  await input.press('Tab');
-}
+const setSetting = (key: string, value: string) => setSettingOn(page, key, value);
 
 describe('accessibility (axe-core)', () => {
   it('the audit finds a violation planted in the page', async () => {

@@ -5,14 +5,14 @@
 // back by the network is cancelled; a too-large setting disables Train with the estimate's
 // message; files picked from disk become a "local:" model, and a "local:" id without files
 // says to pick them again.
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page, Route } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
+import { repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
+import { openApp, setSettingOn, SHOTS } from '../helpers/appPage';
 
-const SHOTS = join(repoRoot, 'test-results');
 const FIXTURE = join(repoRoot, 'test/fixtures/hub/rubric-fixtures/tiny-gpt2/resolve/main');
 const FIXTURE_FILES = readdirSync(FIXTURE).map((f) => join(FIXTURE, f));
 const FIXTURE_BYTES = FIXTURE_FILES.reduce((s, f) => s + statSync(f).size, 0);
@@ -22,22 +22,13 @@ let opened: OpenedPage;
 let page: Page;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  opened = await openPage('/?hub_endpoint=/test/fixtures/hub');
-  page = opened.page;
-  page.on('dialog', (d) => void d.accept());
-  await page.setViewportSize({ width: 1366, height: 900 });
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  ({ opened, page } = await openApp('/?hub_endpoint=/test/fixtures/hub', { acceptDialogs: true }));
 });
 afterAll(async () => {
   await opened?.close();
 });
 
-async function setSetting(key: string, value: string) {
-  const input = page.getByTestId(`setting-${key}`).locator('input');
-  await input.fill(value);
-  await input.press('Tab');
-}
+const setSetting = (key: string, value: string) => setSettingOn(page, key, value);
 
 const status = () => page.getByTestId('run-status');
 const memory = () => page.getByTestId('memory');

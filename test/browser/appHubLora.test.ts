@@ -3,34 +3,26 @@
 // (PEFT)" saves a zip with adapter_model.safetensors and an adapter_config.json of peft_type
 // LORA carrying the run's LoRA settings, and "Download merged model" a zip with the merged
 // weights, config and tokenizer.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { strFromU8, unzipSync } from 'fflate';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
+import type { OpenedPage } from '../../scripts/lib/browser.mjs';
+import { openApp, setSettingOn, SHOTS } from '../helpers/appPage';
 
-const SHOTS = join(repoRoot, 'test-results');
 
 let opened: OpenedPage;
 let page: Page;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  opened = await openPage('/?hub_endpoint=/test/fixtures/hub');
-  page = opened.page;
-  await page.setViewportSize({ width: 1366, height: 900 });
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  ({ opened, page } = await openApp('/?hub_endpoint=/test/fixtures/hub'));
 });
 afterAll(async () => {
   await opened?.close();
 });
 
-async function setSetting(key: string, value: string) {
-  const input = page.getByTestId(`setting-${key}`).locator('input');
-  await input.fill(value);
-  await input.press('Tab');
-}
+const setSetting = (key: string, value: string) => setSettingOn(page, key, value);
 
 /** The files of the zip a click downloads. */
 async function downloadZip(testId: string): Promise<{ name: string; files: Record<string, Uint8Array> }> {

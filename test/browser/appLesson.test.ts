@@ -2,15 +2,14 @@
 // the lesson's "run the other variant": the other lesson opens as a second run and the first
 // run's reward curve is overlaid. The lesson comes as a link whose experiment uses the tiny
 // fixture model and tiny settings, so its first run takes seconds.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
+import type { OpenedPage } from '../../scripts/lib/browser.mjs';
+import { openApp, SHOTS } from '../helpers/appPage';
 import { lessonById } from '../../src/share/lessons';
 import { encodeShareLink } from '../../src/share/link';
 
-const SHOTS = join(repoRoot, 'test-results');
 const LESSON = lessonById('clipping')!;
 const OTHER = lessonById(LESSON.compare_with[0])!;
 const FRAGMENT = encodeShareLink({
@@ -26,11 +25,7 @@ let opened: OpenedPage;
 let page: Page;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  opened = await openPage(`/${FRAGMENT}`);
-  page = opened.page;
-  await page.setViewportSize({ width: 1366, height: 900 });
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  ({ opened, page } = await openApp(`/${FRAGMENT}`));
 });
 afterAll(async () => {
   await opened?.close();

@@ -1,33 +1,24 @@
 // A run survives a reload and goes on from its checkpoint; a run file exported from the page
 // imports back with the same metrics. On the tiny byte-level fixture model with tiny settings.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
+import type { OpenedPage } from '../../scripts/lib/browser.mjs';
+import { openApp, setSettingOn, SHOTS } from '../helpers/appPage';
 
-const SHOTS = join(repoRoot, 'test-results');
 
 let opened: OpenedPage;
 let page: Page;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  opened = await openPage('/');
-  page = opened.page;
-  page.on('dialog', (d) => void d.accept());
-  await page.setViewportSize({ width: 1366, height: 900 });
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  ({ opened, page } = await openApp('/', { acceptDialogs: true }));
 });
 afterAll(async () => {
   await opened?.close();
 });
 
-async function setSetting(key: string, value: string) {
-  const input = page.getByTestId(`setting-${key}`).locator('input');
-  await input.fill(value);
-  await input.press('Tab');
-}
+const setSetting = (key: string, value: string) => setSettingOn(page, key, value);
 
 const status = () => page.getByTestId('run-status');
 const row = () => page.getByTestId('run-row');

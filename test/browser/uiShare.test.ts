@@ -5,7 +5,8 @@
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPage, type OpenedPage } from '../../scripts/lib/browser.mjs';
+import type { OpenedPage } from '../../scripts/lib/browser.mjs';
+import { openApp, setSettingOn } from '../helpers/appPage';
 import { LESSONS } from '../../src/share/lessons';
 import { decodeShareLink, encodeShareLink } from '../../src/share/link';
 import { FIRST_VISIT } from '../../src/share/presets';
@@ -21,11 +22,7 @@ let opened: OpenedPage;
 let page: Page;
 
 beforeAll(async () => {
-  opened = await openPage(`/${FRAGMENT}`);
-  page = opened.page;
-  page.on('dialog', (d) => void d.accept());
-  await page.setViewportSize({ width: 1366, height: 900 });
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  ({ opened, page } = await openApp(`/${FRAGMENT}`, { acceptDialogs: true }));
 });
 afterAll(async () => {
   await opened?.close();
@@ -34,11 +31,7 @@ afterAll(async () => {
 const promptsText = () => page.locator('#builder textarea').first().inputValue();
 const settingValue = (key: string) => page.getByTestId(`setting-${key}`).locator('input').inputValue();
 
-async function setSetting(key: string, value: string) {
-  const input = page.getByTestId(`setting-${key}`).locator('input');
-  await input.fill(value);
-  await input.press('Tab');
-}
+const setSetting = (key: string, value: string) => setSettingOn(page, key, value);
 
 /** Changes only the fragment: the page opens the new link without reloading. */
 async function openFragment(fragment: string) {

@@ -1,34 +1,25 @@
 // Training from the page, end to end, on the tiny byte-level fixture model (typed into the
 // model field like any model directory served by the page): a missing model's error, one step
 // in slow motion through every stage, then Resume to the end with every chart updated.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
+import type { OpenedPage } from '../../scripts/lib/browser.mjs';
+import { openApp, setSettingOn, SHOTS } from '../helpers/appPage';
 
-const SHOTS = join(repoRoot, 'test-results');
 const CHARTS = ['reward', 'pass-rates', 'strict', 'kl', 'entropy', 'clip', 'length', 'throughput'];
 
 let opened: OpenedPage;
 let page: Page;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
-  opened = await openPage('/');
-  page = opened.page;
-  await page.setViewportSize({ width: 1366, height: 900 });
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  ({ opened, page } = await openApp('/'));
 });
 afterAll(async () => {
   await opened?.close();
 });
 
-async function setSetting(key: string, value: string) {
-  const input = page.getByTestId(`setting-${key}`).locator('input');
-  await input.fill(value);
-  await input.press('Tab');
-}
+const setSetting = (key: string, value: string) => setSettingOn(page, key, value);
 
 const stageStatus = () => page.getByTestId('stage-status');
 const currentStage = () => page.locator('[data-testid=stages] li[aria-current=step]').getAttribute('data-stage');

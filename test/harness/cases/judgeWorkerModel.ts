@@ -9,6 +9,7 @@ import { parseRubric } from '../../../src/rubric/schema';
 import { startJudgeWorker } from '../../../src/worker/judgeClient';
 import { startTrainerWorker, type UiEvent } from '../../../src/worker/trainerClient';
 import { workerJudge } from '../../../src/worker/workerJudge';
+import { waitFor } from './resume';
 
 const MODEL = '/test/fixtures/tiny-byte-gpt2/';
 
@@ -83,16 +84,6 @@ const EXPERIMENT = {
   config: { num_generations: 4, generation_batch_size: 8, max_completion_length: 3, learning_rate: 0.01, max_steps: 1, seed: 3 },
 };
 
-function waitFor(events: UiEvent[], test: (e: UiEvent) => boolean): Promise<UiEvent> {
-  return new Promise((resolve) => {
-    const poll = () => {
-      const hit = events.find(test);
-      if (hit) resolve(hit);
-      else setTimeout(poll, 20);
-    };
-    poll();
-  });
-}
 
 /** GPU bytes the trainer worker holds once a run with this judge is open (a fresh worker each). */
 async function openedBytes(judge: unknown, database: string): Promise<number> {

@@ -21,7 +21,8 @@ async function storeMetrics(database: string, runId: string) {
   }
 }
 
-function waitFor(events: UiEvent[], test: (e: UiEvent) => boolean): Promise<UiEvent> {
+/** Resolves with the first event (already seen or still to come) that passes `test`. */
+export function waitFor(events: UiEvent[], test: (e: UiEvent) => boolean): Promise<UiEvent> {
   return new Promise((resolve) => {
     const poll = () => {
       const hit = events.find(test);

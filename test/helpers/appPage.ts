@@ -1,0 +1,26 @@
+// The app page as the end-to-end tests open it: a laptop-sized viewport, the page ready to
+// train, screenshots going to test-results/.
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
+
+export const SHOTS = join(repoRoot, 'test-results');
+
+/** Opens the app at `path` and waits for the Train button; `acceptDialogs` answers confirm() with OK. */
+export async function openApp(path = '/', options: { acceptDialogs?: boolean } = {}): Promise<{ opened: OpenedPage; page: Page }> {
+  mkdirSync(SHOTS, { recursive: true });
+  const opened = await openPage(path);
+  const page = opened.page;
+  if (options.acceptDialogs) page.on('dialog', (d) => void d.accept());
+  await page.setViewportSize({ width: 1366, height: 900 });
+  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  return { opened, page };
+}
+
+/** Types a value into a setting's field and leaves it, as a user would. */
+export async function setSettingOn(page: Page, key: string, value: string): Promise<void> {
+  const input = page.getByTestId(`setting-${key}`).locator('input');
+  await input.fill(value);
+  await input.press('Tab');
+}
