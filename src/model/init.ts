@@ -4,7 +4,8 @@ import type { ModelConfig } from './config';
 import type { Tensor } from './safetensors';
 import { parameterSpecs } from './weights';
 
-function mulberry32(seed: number): () => number {
+/** mulberry32: a small seeded 32-bit generator, uniform in [0, 1) (also the LoRA initialiser's). */
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -1,19 +1,8 @@
 // PEFT's default LoRA initialisation, seeded: A ~ kaiming_uniform(a = sqrt(5)) over its fan-in
 // (so U(-1/sqrt(in), 1/sqrt(in))) and B = 0, so a fresh adapter leaves the model unchanged.
 import type { Tensor } from './safetensors';
+import { mulberry32 } from './init';
 import type { LoraSite } from './loraSites';
-
-/** mulberry32: a small 32-bit generator; one stream per site keeps tensors independent of order. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** kaiming_uniform_(w, a=sqrt(5)) bound for fan-in `fanIn`: gain·sqrt(3/fanIn), gain = sqrt(2/(1+a²)). */
 export function kaimingUniformBound(fanIn: number): number {
