@@ -64,7 +64,8 @@ function templateFormatter(tokenizer: Tokenizer, template: string): (text: strin
   return (text) => [...(tokenizer.bosTokenId !== null ? [tokenizer.bosTokenId] : []), ...tokenizer.encode(template.replace('{prompt}', text))];
 }
 
-export async function loadModel(rt: GpuRuntime, files: ModelFiles): Promise<LoadedModel> {
+/** `frozen`: upload the weights without gradient buffers (LoRA's base, a judge, a KL reference). */
+export async function loadModel(rt: GpuRuntime, files: ModelFiles, options: { frozen?: boolean } = {}): Promise<LoadedModel> {
   const config = configFromHf(files.config);
   const extras = (files.config as { rubric_playground?: { tokenizer?: string; prompt_template?: string } }).rubric_playground ?? {};
   let tokenizer: Tokenizer;
@@ -87,7 +88,7 @@ export async function loadModel(rt: GpuRuntime, files: ModelFiles): Promise<Load
         : (text) => [...(tokenizer.bosTokenId !== null ? [tokenizer.bosTokenId] : []), ...hf.encode(text)];
   }
   const weights = withEngineTensorNames(config, readModelWeights(files.weights));
-  const params = ParameterStore.create(rt, config, fromHfTensors(config, weights));
+  const params = ParameterStore.create(rt, config, fromHfTensors(config, weights), options);
   if (files.optimizer) {
     try {
       params.loadMoments(readSafetensors(files.optimizer, 'optimizer.safetensors').tensors);

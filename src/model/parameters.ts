@@ -31,14 +31,15 @@ export class ParameterStore {
   }
 
   /** Uploads the engine's tensors (see weights.ts fromHfTensors) in parameterSpecs order, all trainable. */
-  static create(rt: GpuRuntime, config: ModelConfig, tensors: Map<string, Tensor>): ParameterStore {
+  /** `frozen`: no gradient buffers at all (a base LoRA will be attached to, or a model only run). */
+  static create(rt: GpuRuntime, config: ModelConfig, tensors: Map<string, Tensor>, options: { frozen?: boolean } = {}): ParameterStore {
     const store = new ParameterStore(rt, []);
-    store.add(parameterSpecs(config), tensors);
+    store.add(parameterSpecs(config), tensors, options);
     return store;
   }
 
-  /** Uploads further trainable tensors (LoRA adapters); names must be new. */
-  add(specs: readonly ParameterSpec[], tensors: Map<string, Tensor>): void {
+  /** Uploads further tensors (LoRA adapters), trainable unless `frozen`; names must be new. */
+  add(specs: readonly ParameterSpec[], tensors: Map<string, Tensor>, options: { frozen?: boolean } = {}): void {
     const added: Parameter[] = [];
     try {
       for (const spec of specs) {
@@ -47,11 +48,11 @@ export class ParameterStore {
         if (!t) throw new Error(`missing tensor ${spec.name}`);
         const count = spec.shape.reduce((a, b) => a * b, 1);
         if (t.data.length !== count) throw new Error(`tensor ${spec.name} has ${t.data.length} values, its shape ${JSON.stringify(spec.shape)} needs ${count}`);
-        const grad = this.rt.storage(count * 4, `${spec.name}.grad`);
+        const grad = options.frozen ? null : this.rt.storage(count * 4, `${spec.name}.grad`);
         added.push({ name: spec.name, shape: spec.shape, count, value: this.rt.upload(t.data, spec.name), grad, m: null, v: null });
       }
     } catch (err) {
-      for (const p of added) this.rt.release(p.value, p.grad!);
+      for (const p of added) this.rt.release(p.value, ...(p.grad ? [p.grad] : []));
       throw err;
     }
     for (const p of added) {

@@ -35,7 +35,8 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
   // A LoRA run resumes from its adapter: the base is always the starting files. A full run
   // resumes from the checkpoint's weights and moments, with the starting model's tokenizer.
   const policyFiles = options.resume && !lora ? { ...checkpointModelFiles(options.resume), tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig } : files;
-  const loaded = await loadModel(rt, policyFiles);
+  // Under LoRA the base never gets gradient buffers: attachLora adds the adapters' own.
+  const loaded = await loadModel(rt, policyFiles, { frozen: lora });
   const owned: { params: { destroy(): void } }[] = [loaded.model];
   let releaseJudge = () => {};
   try {

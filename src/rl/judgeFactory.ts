@@ -51,7 +51,7 @@ export const modelJudgeName = (modelId: string): string => `model:${modelId}`;
 
 /** Loads a model's files onto `rt` as an engine judge; release() frees its weights. */
 export async function loadEngineJudge(rt: GpuRuntime, files: ModelFiles, name: string): Promise<{ judge: Judge; release(): void }> {
-  const loaded = await loadModel(rt, files);
+  const loaded = await loadModel(rt, files, { frozen: true });
   return { judge: engineJudge(loaded, name), release: () => loaded.model.params.destroy() };
 }
 
