@@ -22,7 +22,8 @@ import {
   type Scores,
 } from '../rubric';
 import type { GrpoConfig } from './config';
-import { completionMetrics, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
+import { completionMetrics, fracRewardZeroStd, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
+import { judgeFailureMetrics, type JudgeFailureMetrics } from './judgeFailures';
 import { buildRolloutBatch } from './rolloutBatch';
 import { runUpdate, type UpdateResult } from './update';
 
@@ -100,6 +101,8 @@ export interface StepMetrics {
   step_seconds: number;
   /** Queue submissions of the update iterations (goal: one per iteration). */
   update_submits: number;
+  /** Rollouts without a reward and failed criterion verdicts, with the first reason (absent in steps saved before it existed). */
+  judge_failures?: JudgeFailureMetrics;
 }
 
 export interface StepResult {
@@ -215,11 +218,9 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     advantageEstimator: cfg.advantage_estimator,
   });
   const advRead = rec.readF32(adv.advantages, rollouts.length);
-  const statsRead = rec.readU32(adv.stats, 4);
   rec.releaseAfterSubmit(rewardBuf, weightBuf, adv.groupStats, adv.stats);
   await rec.submit();
   const advantages = await advRead;
-  const zeroStdGroups = (await statsRead)[0];
   rollouts.forEach((r, i) => (r.advantage = advantages[i]));
   await hooks.onStage?.('advantages', rollouts);
   checkAbort(hooks.signal);
@@ -263,7 +264,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     rewards: rewardMetrics(rubric, scores, rollouts.map((r) => r.reward), G, cfg.reward_aggregation.pass_threshold),
     held_out: heldOut,
     completions: completionMetrics(gen.completions.map((c) => c.length), gen.truncated),
-    frac_reward_zero_std: zeroStdGroups / prompts.length,
+    frac_reward_zero_std: fracRewardZeroStd(rollouts.map((r) => r.reward), G),
     loss: named.loss,
     policy_loss: named.policyLoss,
     kl: cfg.beta !== 0 ? named.klMean : null,
@@ -280,6 +281,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     judge_seconds: judgeSeconds,
     step_seconds: (performance.now() - t0) / 1000,
     update_submits: rt.counters.submits - submitsBefore,
+    judge_failures: judgeFailureMetrics(rollouts, cfg.max_unscorable_fraction),
   };
   return { metrics, rollouts };
 }

@@ -60,6 +60,33 @@ export function rewardMetrics(
   };
 }
 
+/**
+ * TRL's frac_reward_zero_std: the fraction of groups whose rewards have (Bessel) standard
+ * deviation torch.isclose to 0 (|σ| <= 1e-8). TRL (trl/trainer/grpo_trainer.py,
+ * _generate_and_score_completions): std_grouped_rewards = rewards.view(-1, G).std(dim=1);
+ * is_std_zero = torch.isclose(std_grouped_rewards, zeros); frac = is_std_zero.float().mean().
+ * Here the rewards are the trained per-rollout rewards and an unscorable rollout (null) is left
+ * out, as the page's nanstd leaves it out of the advantage. A group with fewer than two scored
+ * rewards has no std (torch.std of one value is NaN, and NaN is not close to 0): it is not
+ * counted. The count is per group whatever scale_rewards and multi_objective_aggregation say
+ * (newer TRL tests the one batch std under scale_rewards "batch"; a group is what gives no
+ * learning signal when its rewards tie, which is what this metric is read for).
+ */
+export function fracRewardZeroStd(rewards: readonly (number | null)[], numGenerations: number): number {
+  if (!Number.isInteger(numGenerations) || numGenerations < 1 || rewards.length % numGenerations !== 0) {
+    throw new RangeError(`${rewards.length} rewards do not split into groups of num_generations ${numGenerations}`);
+  }
+  const groups = rewards.length / numGenerations;
+  if (groups === 0) return 0;
+  let zero = 0;
+  for (let g = 0; g < groups; g++) {
+    const scored = rewards.slice(g * numGenerations, (g + 1) * numGenerations).filter((r): r is number => r !== null);
+    const s = std(scored);
+    if (s !== null && Math.abs(s) <= 1e-8) zero++;
+  }
+  return zero / groups;
+}
+
 export interface CompletionMetrics {
   mean_length: number;
   min_length: number;
