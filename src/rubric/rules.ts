@@ -126,16 +126,11 @@ function checkAffix(rule: RuleOf<'starts_with'> | RuleOf<'ends_with'>, text: str
 
 // ---- regex ----
 
-const safeRegexes = new Memo((key) => {
-  const cut = key.indexOf('\u0000');
-  return compileSafeRegex(key.slice(cut + 1), key.slice(0, cut));
-});
-
 function checkRegex(rule: RuleOf<'regex'>, text: string): RuleOutcome {
   if (text.length > rule.max_input_chars) {
     return { status: 'unscorable', reason: `completion has ${text.length} characters, above this regex's max_input_chars ${rule.max_input_chars}` };
   }
-  const re: SafeRegex = safeRegexes.get(`${rule.flags}\u0000${rule.pattern}`);
+  const re: SafeRegex = compileSafeRegex(rule.pattern, rule.flags); // cached in safeRegex.ts
   const m = safeRegexSearch(re, text);
   const shown = `/${rule.pattern}/${rule.flags}`;
   const matched = m && `matched ${quote(text.slice(m.index, m.end))} at ${m.index}`;

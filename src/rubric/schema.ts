@@ -2,7 +2,7 @@
 // typed rubric (defaults filled in) or throws a RubricError naming every problem's path.
 import { z } from 'zod';
 import { RubricError, formatPath, type RubricIssue } from './errors';
-import { compileSafeRegex, RegexRejected, MAX_PATTERN_LENGTH } from './safeRegex';
+import { compileSafeRegex, RegexRejected, MAX_PATTERN_LENGTH, MAX_REGEX_WORK, regexWork } from './safeRegex';
 
 export const TIERS = ['essential', 'important', 'optional'] as const;
 export type Tier = (typeof TIERS)[number];
@@ -261,7 +261,35 @@ function rubricIssues(rubric: Rubric): RubricIssue[] {
   } else if (!Number.isFinite(positive)) {
     issues.push({ path: 'criteria', message: 'total positive weight overflows' });
   }
+  const work = regexWorkIssue(rubric);
+  if (work) issues.push(work);
   return issues;
+}
+
+/** Worst-case regex work per response: every regex rule on a completion of its max_input_chars. */
+export function rubricRegexWork(rubric: Rubric): { total: number; parts: { index: number; id: string; work: number }[] } {
+  const parts: { index: number; id: string; work: number }[] = [];
+  rubric.criteria.forEach((c, index) => {
+    if (!isRuleCriterion(c) || c.rule.kind !== 'regex') return;
+    parts.push({ index, id: c.id, work: regexWork(compileSafeRegex(c.rule.pattern, c.rule.flags), c.rule.max_input_chars) });
+  });
+  return { total: parts.reduce((s, p) => s + p.work, 0), parts };
+}
+
+/** A rubric whose regex rules could cost more than MAX_REGEX_WORK on one response is refused, naming the costliest. */
+function regexWorkIssue(rubric: Rubric): RubricIssue | null {
+  const { total, parts } = rubricRegexWork(rubric);
+  if (total <= MAX_REGEX_WORK) return null;
+  const costly = [...parts].sort((a, b) => b.work - a.work || a.index - b.index);
+  const named = costly.slice(0, 3).map((p) => `criterion ${p.index + 1} ("${p.id}")`);
+  const more = costly.length > 3 ? ` and ${costly.length - 3} more` : '';
+  return {
+    path: 'criteria',
+    message:
+      `the regex rules could cost ${total.toLocaleString('en-US')} units on one response ` +
+      `(pattern size × max_input_chars, summed), above the limit of ${MAX_REGEX_WORK.toLocaleString('en-US')} (about a second per response). ` +
+      `Costliest: ${named.join(', ')}${more}. Lower max_input_chars, simplify the patterns, or use fewer regex rules.`,
+  };
 }
 
 /**
