@@ -61,6 +61,10 @@ export const grpoConfigSchema = z
       .default({ method: 'weighted_mean' }),
     // What a NaN/Inf loss or gradient does after the update is skipped: go on, or stop the run.
     on_nonfinite: z.enum(['skip_step', 'stop']).default('skip_step'),
+    // Judge failures: a step whose fraction of rollouts with no reward is above this is flagged
+    // (a warning with the first reason); on_unscorable "stop" then ends the run as failed.
+    max_unscorable_fraction: z.number().min(0).max(1).default(0.5),
+    on_unscorable: z.enum(['warn', 'stop']).default('warn'),
     // Checkpoint every N steps (and on pause); 0 = only on pause/stop.
     save_steps: z.number().int().min(0).default(10),
     // LoRA (TRL ModelConfig names): train low-rank adapters on a frozen base instead of every weight.

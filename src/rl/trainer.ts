@@ -3,6 +3,7 @@
 // It owns nothing GPU-specific beyond calling grpoStep; the worker wraps it for the UI.
 import { saveCheckpoint, type CheckpointFiles } from '../model/checkpoint';
 import { grpoStep, type GrpoContext, type RolloutRecord, type Stage, type StepMetrics } from './grpoStep';
+import { unscorableMessage } from './judgeFailures';
 import { promptsForStep } from './promptSampler';
 
 export type TrainerStatus = 'idle' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
@@ -154,6 +155,13 @@ export class GrpoTrainer {
         this.emit({ type: 'step', metrics: result.metrics, rollouts: result.rollouts });
         if (checkpoint) this.emit({ type: 'checkpoint', step: this.step, files: checkpoint });
         done++;
+        // on_unscorable "stop": a step whose judge left too many rollouts without a reward ends
+        // the run as failed, after it was committed (its rollouts show what went wrong).
+        const failures = result.metrics.judge_failures;
+        if (failures?.over_threshold && cfg.on_unscorable === 'stop') {
+          this.setStatus('failed', `${unscorableMessage(step, failures)}. The run stopped: more than ${+(cfg.max_unscorable_fraction * 100).toFixed(1)}% of rollouts had no reward and on_unscorable is "stop".`);
+          return;
+        }
       }
       if (this.step >= cfg.max_steps) this.setStatus('finished');
       else this.setStatus('paused');

@@ -37,7 +37,7 @@ export function neutraliseFormula(text: string): string {
 
 // The scalar fields, listed as typed records so a new metric field is a compile error here until
 // it has a column.
-const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions'>]: true } = {
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures'>]: true } = {
   frac_reward_zero_std: true,
   loss: true,
   policy_loss: true,
@@ -101,6 +101,13 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
     ...(Object.keys(COMPLETION_FIELDS) as (keyof CompletionMetrics)[]).map((k) => ({ name: `completions/${k}`, get: (m: StepMetrics) => m.completions[k] })),
   ];
   if (metrics.some((m) => m.held_out)) columns.push(...rewardColumns(metrics, (m) => m.held_out, 'held_out/'));
+  if (metrics.some((m) => m.judge_failures)) {
+    columns.push(
+      { name: 'judge/unscorable_fraction', get: (m) => m.judge_failures?.unscorable_fraction ?? null },
+      { name: 'judge/failed_verdicts', get: (m) => m.judge_failures?.failed_verdicts ?? null },
+      { name: 'judge/first_reason', get: (m) => (m.judge_failures?.first_reason ? neutraliseFormula(m.judge_failures.first_reason) : null) },
+    );
+  }
   return columns;
 }
 

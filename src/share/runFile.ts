@@ -102,6 +102,17 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
   judge_seconds: num,
   step_seconds: num,
   update_submits: count,
+  judge_failures: z
+    .strictObject({
+      rollouts: count,
+      unscorable_rollouts: count,
+      unscorable_fraction: num,
+      verdicts: count,
+      failed_verdicts: count,
+      first_reason: z.string().max(2000).nullable(),
+      over_threshold: z.boolean(),
+    })
+    .optional(),
 });
 
 const criterionResultSchema = z.union([

@@ -255,6 +255,13 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
   if (c.on_nonfinite !== 'skip_step') {
     lines.push(unsupported(`on_nonfinite "${c.on_nonfinite}": TRL has no such option (the page stopped on a NaN/Inf loss)`));
   }
+  if (c.on_unscorable !== 'warn' || c.max_unscorable_fraction !== 0.5) {
+    lines.push(
+      unsupported(
+        `max_unscorable_fraction ${c.max_unscorable_fraction}, on_unscorable "${c.on_unscorable}": TRL has no such options: a rollout rubric_reward.py cannot score gets reward None, which TRL leaves out of its group without a warning or a stop`,
+      ),
+    );
+  }
   lines.push(
     note(`reward_aggregation ${JSON.stringify(c.reward_aggregation)}: implemented in rubric_reward.py`),
     note('Logging'),

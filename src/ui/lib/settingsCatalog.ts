@@ -142,6 +142,20 @@ export const SETTING_GROUPS: OptionGroup[] = [
       { key: 'seed', kind: 'int', trl: 'seed', help: 'Seeds sampling and prompt order: the same seed reproduces the same first rollouts on the same device.' },
       { key: 'save_steps', kind: 'int', trl: 'save_steps', help: 'Checkpoint every N steps (and on pause); 0 = only on pause or stop.' },
       { key: 'on_nonfinite', kind: 'enum', values: ['skip_step', 'stop'], trl: null, help: 'When the loss or a gradient is NaN/Inf the update is skipped; then go on, or stop the run.' },
+      {
+        key: 'max_unscorable_fraction',
+        kind: 'number',
+        step: 0.05,
+        trl: null,
+        help: 'A step where more than this fraction of rollouts got no reward (the judge failed or could not answer) shows a warning with the first reason; 1 = never.',
+      },
+      {
+        key: 'on_unscorable',
+        kind: 'enum',
+        values: ['warn', 'stop'],
+        trl: null,
+        help: 'When a step passes max_unscorable_fraction: warn and train on, or stop the run as failed with the reason (after saving that step).',
+      },
     ],
   },
 ];
