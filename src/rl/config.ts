@@ -4,6 +4,7 @@
 // the embedded model sets learning_rate and max_completion_length, for instance).
 import { z } from 'zod';
 import { AGGREGATIONS } from '../rubric';
+import { ROLLOUT_AGGREGATION_NAMES } from '../rubric/aggregations';
 
 const probability = z.number().gt(0).lte(1);
 
@@ -54,8 +55,14 @@ export const grpoConfigSchema = z
         method: z.enum(AGGREGATIONS).default('weighted_mean'),
         pass_threshold: z.number().min(0).max(1).optional(),
         gate_cap: z.number().optional(),
+        /** essential_gated: the reward capped when an essential criterion fails (default weighted_mean). */
+        gate_base: z.enum(['weighted_mean', 'healthbench_points']).optional(),
         dropout_p: z.number().min(0).lt(1).optional(),
+        /** rubric_dropout: the aggregation of the kept criteria (default weighted_mean). */
+        dropout_aggregation: z.enum(ROLLOUT_AGGREGATION_NAMES).optional(),
         adaptive_floor: z.number().min(0).max(1).optional(),
+        /** adaptive_weights: rescale each tier (and the pitfalls) back to its human total weight (default true). */
+        adaptive_tier_balance: z.boolean().optional(),
       })
       .strict()
       .default({ method: 'weighted_mean' }),
@@ -95,6 +102,8 @@ export const grpoConfigSchema = z
     if (c.advantage_estimator === 'rank' && c.multi_objective_aggregation === 'normalize_then_sum') {
       ctx.addIssue({ code: 'custom', path: ['advantage_estimator'], message: '"rank" cannot be combined with multi_objective_aggregation "normalize_then_sum"' });
     }
+    const gdpoIssue = gdpoAggregationIssue(c.multi_objective_aggregation, c.reward_aggregation);
+    if (gdpoIssue) ctx.addIssue({ code: 'custom', path: ['multi_objective_aggregation'], message: gdpoIssue });
     if (c.top_entropy_quantile === 0) {
       ctx.addIssue({ code: 'custom', path: ['top_entropy_quantile'], message: 'must be > 0 (0 would train on no token)' });
     }
@@ -102,6 +111,25 @@ export const grpoConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['entropy_coef'], message: 'must be finite' });
     }
   });
+
+/**
+ * normalize_then_sum (GDPO) z-scores each criterion's score within the group and sums them with
+ * the rubric's weights (src/rubric/kernelInputs.ts), so what it trains on is a weighted sum of
+ * criterion scores: defined for weighted_mean, and for rubric_dropout over weighted_mean (the
+ * dropped criteria are left out of the sum). The other aggregations are not weighted sums (a gate,
+ * points clipped to [0, 1], all-or-nothing, per-group weights), so GDPO would train on a reward
+ * other than the one shown: refused, with the reason.
+ */
+export function gdpoAggregationIssue(
+  multiObjective: string,
+  aggregation: { method: string; dropout_aggregation?: string },
+): string | null {
+  if (multiObjective !== 'normalize_then_sum') return null;
+  const base = aggregation.method === 'rubric_dropout' ? (aggregation.dropout_aggregation ?? 'weighted_mean') : aggregation.method;
+  if (base === 'weighted_mean') return null;
+  const what = aggregation.method === 'rubric_dropout' ? `rubric_dropout over "${base}"` : `"${base}"`;
+  return `"normalize_then_sum" (GDPO) normalises each criterion's score within its group and sums them with the rubric weights, so it trains on a weighted sum of criterion scores; reward_aggregation ${what} is not one (the reward shown would not be the reward trained). Use reward_aggregation "weighted_mean" (or rubric_dropout over it) with GDPO, or multi_objective_aggregation "sum_then_normalize" with ${what}`;
+}
 
 export type GrpoConfig = z.output<typeof grpoConfigSchema>;
 export type GrpoConfigInput = z.input<typeof grpoConfigSchema>;
@@ -126,3 +154,34 @@ export function parseGrpoConfig(input: unknown): GrpoConfig {
 }
 
 export const GRPO_DEFAULTS: GrpoConfig = parseGrpoConfig({});
+
+/**
+ * Where the page's default deliberately differs from TRL's (GRPOConfig, and TrainingArguments for
+ * save_steps and max_steps; research/anchors-grpo-trainers.md §3.1): TRL's default and why. The
+ * settings help and the exported train_grpo.py both say so.
+ */
+export const TRL_DEFAULT_DIFFERENCES = {
+  max_completion_length: {
+    trl: '512 (256 through TRL v1.9.0)',
+    why: 'sampling time and memory in the browser grow with every token, and small models rarely need more',
+  },
+  generation_batch_size: {
+    trl: 'per_device_train_batch_size × processes × steps_per_generation: 8 on one GPU',
+    why: 'one optimizer step per generation batch, and a step needs several groups (4 prompts × 8 completions) for a steadier gradient',
+  },
+  save_steps: {
+    trl: '500',
+    why: 'a browser tab can close at any time, and a checkpoint in the browser\'s storage is cheap',
+  },
+  max_steps: {
+    trl: '-1 (run num_train_epochs = 3 over the dataset)',
+    why: 'the page cycles a short prompt list, so a run is sized in steps',
+  },
+} as const satisfies Partial<Record<keyof GrpoConfig, { trl: string; why: string }>>;
+
+/** "TRL default: X; here: Y because …" for an option whose default differs from TRL's, else null. */
+export function trlDefaultNote(key: string): string | null {
+  const d = (TRL_DEFAULT_DIFFERENCES as Record<string, { trl: string; why: string }>)[key];
+  if (!d) return null;
+  return `TRL default: ${d.trl}; here: ${String(GRPO_DEFAULTS[key as keyof GrpoConfig])} because ${d.why}`;
+}

@@ -22,6 +22,9 @@ export const AGGREGATIONS = [
 ] as const;
 export type AggregationName = (typeof AGGREGATIONS)[number];
 
+/** The per-rollout aggregations, by name: the bases rubric_dropout can apply to the kept criteria. */
+export const ROLLOUT_AGGREGATION_NAMES = ['weighted_mean', 'healthbench_points', 'essential_gated', 'strict_all_required'] as const satisfies readonly RolloutAggregation[];
+
 /** Serializable aggregation settings (snake_case, like the rest of an experiment's options). */
 export interface AggregationConfig {
   method: AggregationName;

@@ -128,7 +128,8 @@ function checkAffix(rule: RuleOf<'starts_with'> | RuleOf<'ends_with'>, text: str
 
 function checkRegex(rule: RuleOf<'regex'>, text: string): RuleOutcome {
   if (text.length > rule.max_input_chars) {
-    return { status: 'unscorable', reason: `completion has ${text.length} characters, above this regex's max_input_chars ${rule.max_input_chars}` };
+    // UTF-16 code units, what the regex engine walks (a length rule's characters are code points).
+    return { status: 'unscorable', reason: `completion has ${text.length} UTF-16 code units, above this regex's max_input_chars ${rule.max_input_chars}` };
   }
   const re: SafeRegex = compileSafeRegex(rule.pattern, rule.flags); // cached in safeRegex.ts
   const m = safeRegexSearch(re, text);

@@ -82,7 +82,11 @@ const RegexRule = z
     pattern: nonEmpty(MAX_PATTERN_LENGTH),
     flags: z.string().max(4).default(''),
     expect: z.enum(['match', 'no_match']).default('match'),
-    /** Longer completions are unscorable for this criterion (never silently truncated). */
+    /**
+     * Longer completions are unscorable for this criterion (never silently truncated). Counted in
+     * UTF-16 code units, the regex engine's own measure of its work (an emoji counts 2), where a
+     * length rule's "characters" are code points (an emoji counts 1).
+     */
     max_input_chars: z.number().int().min(1).max(MAX_INPUT_CHARS_LIMIT).default(DEFAULT_MAX_INPUT_CHARS),
   })
   .superRefine((v, ctx) => {

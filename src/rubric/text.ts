@@ -41,10 +41,12 @@ export function approximateTokens(text: string): number {
 const TERMINATORS = '.!?…';
 const CLOSERS = '"\'”’)]';
 const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
+const isLineEnd = (c: string | undefined) => c === '\n' || c === '\r';
 
 /**
  * Sentences: text split after . ! ? … (a run of them, with optional closing quotes/brackets)
- * followed by whitespace or the end, after 。！？ anywhere, and at blank lines; pieces without a
+ * followed by whitespace or the end, after 。！？ anywhere, and at blank lines (two line ends with
+ * only whitespace between; \n, \r\n and \r end a line, as in countLines); pieces without a
  * letter or digit do not count. Approximate: "Dr. Smith" counts as two, "3.14" as one.
  * One linear scan (a regex with lookbehind would be quadratic on long punctuation runs).
  */
@@ -63,12 +65,12 @@ export function countSentences(text: string): number {
       while (j < n && (TERMINATORS.includes(chars[j]) || CLOSERS.includes(chars[j]))) j++;
       boundary = j === n || /\s/u.test(chars[j]);
       i = j - 1; // the run holds no letters: skip it either way
-    } else if (c === '\n') {
-      let j = i + 1;
-      while (j < n && chars[j] !== '\n' && /\s/u.test(chars[j])) j++;
-      if (j < n && chars[j] === '\n') {
+    } else if (isLineEnd(c)) {
+      let j = c === '\r' && chars[i + 1] === '\n' ? i + 2 : i + 1; // \r\n is one line end
+      while (j < n && !isLineEnd(chars[j]) && /\s/u.test(chars[j])) j++;
+      if (j < n && isLineEnd(chars[j])) {
         boundary = true;
-        i = j;
+        i = chars[j] === '\r' && chars[j + 1] === '\n' ? j + 1 : j;
       }
     }
     if (boundary) {

@@ -10,7 +10,7 @@
 // User text (prompts, rubric, model id) reaches Python only inside string literals written by
 // pyString, never in comments or code, so nothing in an experiment can inject Python.
 import { strToU8, zipSync } from 'fflate';
-import type { GrpoConfig } from '../rl/config';
+import { trlDefaultNote, type GrpoConfig } from '../rl/config';
 import { parseExperiment } from '../rl/experiment';
 import { rubricVersion, type QuestionCriterion, type Rubric, type Rule, type RuleCriterion } from '../rubric';
 import { DEFAULT_DROPOUT_P } from '../rubric/aggregations';
@@ -43,7 +43,16 @@ export interface RewardSpecRubric {
   name: string;
   version: string;
   criteria: SpecCriterion[];
-  aggregation: { method: string; pass_threshold: number; gate_cap: number; dropout_p: number; adaptive_floor: number };
+  aggregation: {
+    method: string;
+    pass_threshold: number;
+    gate_cap: number;
+    gate_base: string;
+    dropout_p: number;
+    dropout_aggregation: string;
+    adaptive_floor: number;
+    adaptive_tier_balance: boolean;
+  };
 }
 
 /** What rubric_reward.py embeds (SPEC_JSON). */
@@ -143,8 +152,11 @@ export async function rubricRewardSpec(experiment: unknown, options: TrlExportOp
       method: a.method,
       pass_threshold: a.pass_threshold ?? DEFAULT_PASS_THRESHOLD,
       gate_cap: a.gate_cap ?? DEFAULT_GATE_CAP,
+      gate_base: a.gate_base ?? 'weighted_mean',
       dropout_p: a.dropout_p ?? DEFAULT_DROPOUT_P,
+      dropout_aggregation: a.dropout_aggregation ?? 'weighted_mean',
       adaptive_floor: a.adaptive_floor ?? DEFAULT_ADAPTIVE_FLOOR,
+      adaptive_tier_balance: a.adaptive_tier_balance ?? true,
     }),
     judge: {
       url_env: JUDGE_ENV.url,
@@ -167,8 +179,11 @@ export async function rubricRewardSpec(experiment: unknown, options: TrlExportOp
       method: 'weighted_mean',
       pass_threshold: a.pass_threshold ?? DEFAULT_PASS_THRESHOLD,
       gate_cap: DEFAULT_GATE_CAP,
+      gate_base: 'weighted_mean',
       dropout_p: DEFAULT_DROPOUT_P,
+      dropout_aggregation: 'weighted_mean',
       adaptive_floor: DEFAULT_ADAPTIVE_FLOOR,
+      adaptive_tier_balance: true,
     });
   }
   return spec;
@@ -192,6 +207,8 @@ interface Line {
 
 const option = (name: string, value: unknown, comment?: string): Line => ({ code: `${name}=${pyValue(value)},`, comment });
 const note = (comment: string): Line => ({ code: null, comment });
+/** The comment on an option whose page default differs from TRL's on purpose. */
+const pageDefault = (name: string): string | undefined => trlDefaultNote(name)?.replace('; here: ', "; the page's default: ") ?? undefined;
 
 function unsupportedText(text: string, notes: string[]): string {
   notes.push(text);
@@ -204,10 +221,10 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
   const lines: Line[] = [
     note('Generation'),
     option('num_generations', c.num_generations),
-    option('generation_batch_size', c.generation_batch_size),
+    option('generation_batch_size', c.generation_batch_size, pageDefault('generation_batch_size')),
     { code: 'per_device_train_batch_size=PER_DEVICE_BATCH,', comment: 'one optimizer step per generation batch, as in the page' },
     { code: 'gradient_accumulation_steps=GRAD_ACCUM,', comment: c.per_device_train_batch_size === null ? undefined : 'the page accumulated micro-batches the same way' },
-    option('max_completion_length', c.max_completion_length),
+    option('max_completion_length', c.max_completion_length, pageDefault('max_completion_length')),
     c.temperature > 0
       ? option('temperature', c.temperature)
       : option('temperature', 1e-3, unsupportedText('temperature 0 (greedy): TRL divides the logits by the temperature, so the export uses 0.001', notes)),
@@ -247,10 +264,10 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
     option('adam_epsilon', c.adam_epsilon),
     option('lr_scheduler_type', c.lr_scheduler_type),
     option('warmup_ratio', c.warmup_ratio),
-    option('max_steps', c.max_steps),
+    option('max_steps', c.max_steps, pageDefault('max_steps')),
     option('seed', c.seed, 'TRL samples with its own generator: the same seed does not give the page\'s rollouts'),
   );
-  if (c.save_steps > 0) lines.push(option('save_steps', c.save_steps));
+  if (c.save_steps > 0) lines.push(option('save_steps', c.save_steps, pageDefault('save_steps')));
   else lines.push(option('save_strategy', 'no', 'save_steps 0: the page saved only on pause/stop; the model is saved at the end below'));
   if (c.on_nonfinite !== 'skip_step') {
     lines.push(unsupported(`on_nonfinite "${c.on_nonfinite}": TRL has no such option (the page stopped on a NaN/Inf loss)`));

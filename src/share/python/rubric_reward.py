@@ -165,13 +165,14 @@ def count_sentences(text):
                 j += 1
             boundary = j == n or is_js_space(chars[j])
             i = j - 1
-        elif c == "\n":
-            j = i + 1
-            while j < n and chars[j] != "\n" and is_js_space(chars[j]):
+        elif c in "\r\n":
+            # A blank line: two line ends (\n, \r\n or \r, as count_lines) with only spaces between.
+            j = i + 2 if c == "\r" and i + 1 < n and chars[i + 1] == "\n" else i + 1
+            while j < n and chars[j] not in "\r\n" and is_js_space(chars[j]):
                 j += 1
-            if j < n and chars[j] == "\n":
+            if j < n and chars[j] in "\r\n":
                 boundary = True
-                i = j
+                i = j + 1 if chars[j] == "\r" and j + 1 < n and chars[j + 1] == "\n" else j
         if boundary:
             if content:
                 count += 1
@@ -279,7 +280,7 @@ _PY_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL}
 def _check_regex(rule, text):
     length = utf16_length(text)
     if length > rule["max_input_chars"]:
-        return None, "completion has %d characters, above this regex's max_input_chars %d" % (length, rule["max_input_chars"])
+        return None, "completion has %d UTF-16 code units, above this regex's max_input_chars %d" % (length, rule["max_input_chars"])
     py = rule["python"]
     flags = 0
     for f in py["flags"]:
@@ -749,12 +750,13 @@ def adaptive_weights(criteria, group_scores, floor=0.1, tier_balance=True):
 def aggregate_group(criteria, group_scores, aggregation, seed=0, step=0, group=0):
     """One reward (or None) per rollout of one group, with the configured aggregation."""
     method = aggregation["method"]
-    options = {"threshold": aggregation["pass_threshold"], "cap": aggregation["gate_cap"]}
+    options = {"threshold": aggregation["pass_threshold"], "cap": aggregation["gate_cap"], "base": aggregation.get("gate_base", "weighted_mean")}
     if method == "rubric_dropout":
         keep = dropout_mask(criteria, aggregation["dropout_p"], seed, step, group)
-        return [weighted_mean(criteria, s, keep=keep, **options) for s in group_scores]
+        base = ROLLOUT_AGGREGATIONS[aggregation.get("dropout_aggregation", "weighted_mean")]
+        return [base(criteria, s, keep=keep, **options) for s in group_scores]
     if method == "adaptive_weights":
-        return adaptive_weights(criteria, group_scores, floor=aggregation["adaptive_floor"])
+        return adaptive_weights(criteria, group_scores, floor=aggregation["adaptive_floor"], tier_balance=aggregation.get("adaptive_tier_balance", True))
     return [ROLLOUT_AGGREGATIONS[method](criteria, s, **options) for s in group_scores]
 
 

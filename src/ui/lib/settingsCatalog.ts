@@ -2,8 +2,9 @@
 // name (or a note where TRL has no such option; LoRA options carry TRL ModelConfig's and PEFT
 // LoraConfig's names) and its default from parseGrpoConfig({}).
 // Keys are config paths ("reward_aggregation.method" for the nested aggregation settings).
-import { GRPO_DEFAULTS } from '../../rl/config';
+import { GRPO_DEFAULTS, trlDefaultNote } from '../../rl/config';
 import { AGGREGATIONS } from '../../rubric';
+import { ROLLOUT_AGGREGATION_NAMES } from '../../rubric/aggregations';
 
 /** 'modules': LoRA target modules, typed as a comma-separated list, "all-linear", or empty for PEFT's default. */
 export type OptionKind = 'int' | 'number' | 'enum' | 'bool' | 'modules';
@@ -36,6 +37,9 @@ export interface OptionGroup {
 
 const peft = (c: Record<string, unknown>) => c.use_peft === true;
 const method = (c: Record<string, unknown>) => (c.reward_aggregation as { method?: string } | undefined)?.method ?? 'weighted_mean';
+/** essential_gated, directly or as the aggregation of rubric_dropout's kept criteria. */
+const gated = (c: Record<string, unknown>) =>
+  method(c) === 'essential_gated' || (method(c) === 'rubric_dropout' && (c.reward_aggregation as { dropout_aggregation?: string }).dropout_aggregation === 'essential_gated');
 
 export const SETTING_GROUPS: OptionGroup[] = [
   {
@@ -73,7 +77,7 @@ export const SETTING_GROUPS: OptionGroup[] = [
       { key: 'beta', kind: 'number', step: 0.01, trl: 'beta', help: 'KL penalty weight against the starting policy; 0 loads no reference model.' },
       { key: 'kl_estimator', kind: 'enum', values: ['k1', 'k2', 'k3'], trl: null, help: 'KL estimator (TRL always uses k3; verl kl_loss_type, OpenRLHF kl_estimator).', when: (c) => Number(c.beta) > 0 },
       { key: 'advantage_estimator', kind: 'enum', values: ['grpo', 'rank'], trl: null, help: 'Group mean/std advantages (grpo) or centred ranks within the group (rank).' },
-      { key: 'multi_objective_aggregation', kind: 'enum', values: ['sum_then_normalize', 'normalize_then_sum'], trl: 'multi_objective_aggregation', help: 'Normalise the total reward (GRPO) or each criterion first, then sum (GDPO).' },
+      { key: 'multi_objective_aggregation', kind: 'enum', values: ['sum_then_normalize', 'normalize_then_sum'], trl: 'multi_objective_aggregation', help: 'Normalise the total reward (GRPO) or each criterion first, then sum (GDPO). GDPO sums criterion scores with the rubric weights, so it works with the weighted_mean reward (or rubric_dropout over it) only.' },
       { key: 'mask_truncated_completions', kind: 'bool', trl: 'mask_truncated_completions', help: 'Leave completions cut by max_completion_length out of the loss.' },
       { key: 'top_entropy_quantile', kind: 'number', step: 0.05, trl: 'top_entropy_quantile', help: 'Train only on the highest-entropy fraction of tokens (the 80/20 paper: 0.2); 1 = all.' },
       { key: 'entropy_coef', kind: 'number', step: 0.001, trl: 'entropy_coef', help: 'Entropy bonus weight; 0 = entropy only logged.' },
@@ -92,9 +96,32 @@ export const SETTING_GROUPS: OptionGroup[] = [
         help: 'weighted_mean: Σ wₖsₖ / Σ positive w. healthbench_points: points of met criteria, clipped to [0, 1]. essential_gated: capped when an essential criterion fails. strict_all_required: 1 only when every required criterion passes. rubric_dropout: a random subset each step. adaptive_weights: up-weight criteria that separate the group.',
       },
       { key: 'reward_aggregation.pass_threshold', kind: 'number', step: 0.05, trl: null, help: 'A criterion is met when its score is at least this (default 0.5).' },
-      { key: 'reward_aggregation.gate_cap', kind: 'number', step: 0.1, trl: null, help: 'The reward of a completion failing an essential criterion is at most this (default 0).', when: (c) => method(c) === 'essential_gated' },
+      { key: 'reward_aggregation.gate_cap', kind: 'number', step: 0.1, trl: null, help: 'The reward of a completion failing an essential criterion is at most this (default 0).', when: (c) => gated(c) },
+      {
+        key: 'reward_aggregation.gate_base',
+        kind: 'enum',
+        values: ['weighted_mean', 'healthbench_points'],
+        trl: null,
+        help: 'The reward essential gating caps: the weighted mean of the scores, or HealthBench points of the met criteria.',
+        when: (c) => gated(c),
+      },
       { key: 'reward_aggregation.dropout_p', kind: 'number', step: 0.05, trl: null, help: 'Probability of dropping each criterion per step (default 0.3).', when: (c) => method(c) === 'rubric_dropout' },
+      {
+        key: 'reward_aggregation.dropout_aggregation',
+        kind: 'enum',
+        values: ROLLOUT_AGGREGATION_NAMES,
+        trl: null,
+        help: 'How the kept criteria become the reward (the methods above). With normalize_then_sum only weighted_mean.',
+        when: (c) => method(c) === 'rubric_dropout',
+      },
       { key: 'reward_aggregation.adaptive_floor', kind: 'number', step: 0.05, trl: null, help: 'Weight multiplier of a criterion that does not separate the group (default 0.1).', when: (c) => method(c) === 'adaptive_weights' },
+      {
+        key: 'reward_aggregation.adaptive_tier_balance',
+        kind: 'bool',
+        trl: null,
+        help: 'Rescale each tier (and the pitfalls together) back to its total human weight, so the adapted weights only move weight within a tier.',
+        when: (c) => method(c) === 'adaptive_weights',
+      },
     ],
   },
   {
@@ -163,7 +190,15 @@ export const SETTING_GROUPS: OptionGroup[] = [
 export const ALL_OPTIONS: OptionSpec[] = SETTING_GROUPS.flatMap((g) => g.options);
 
 /** Defaults of the nested aggregation settings that GRPO_DEFAULTS leaves undefined. */
-const AGGREGATION_DEFAULTS: Record<string, unknown> = { pass_threshold: 0.5, gate_cap: 0, dropout_p: 0.3, adaptive_floor: 0.1 };
+const AGGREGATION_DEFAULTS: Record<string, unknown> = {
+  pass_threshold: 0.5,
+  gate_cap: 0,
+  gate_base: 'weighted_mean',
+  dropout_p: 0.3,
+  dropout_aggregation: 'weighted_mean',
+  adaptive_floor: 0.1,
+  adaptive_tier_balance: true,
+};
 
 export function getPath(obj: Record<string, unknown>, key: string): unknown {
   const [head, tail] = key.split('.', 2);
@@ -202,11 +237,12 @@ export function formatValue(value: unknown): string {
   return String(value);
 }
 
-/** The tooltip line: TRL name (and PEFT's) and default. */
+/** The tooltip line: TRL name (and PEFT's), default, and TRL's default where the page's differs on purpose. */
 export function trlNote(spec: OptionSpec): string {
   const name = spec.trl ? `TRL: ${spec.trl}` : 'not a TRL GRPOConfig option';
   const peftName = spec.peft ? ` · PEFT: ${spec.peft}` : '';
-  return `${name}${peftName} · default ${spec.defaultText ?? formatValue(defaultOf(spec.key))}`;
+  const differs = trlDefaultNote(spec.key);
+  return `${name}${peftName} · default ${spec.defaultText ?? formatValue(defaultOf(spec.key))}${differs ? ` · ${differs}` : ''}`;
 }
 
 /** How a target-modules value reads in its text field: names joined by ", ", "all-linear", or empty (default). */

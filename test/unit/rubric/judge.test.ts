@@ -51,7 +51,7 @@ describe('judgeWithRules', () => {
 
   it('reports a rule that cannot judge the input as unscorable, and the reward as null', () => {
     const results = judgeWithRules(rubric, 'p', 'x'.repeat(51));
-    expect(results[2]).toEqual({ criterion_id: 'short', status: 'unscorable', score: null, reason: "completion has 51 characters, above this regex's max_input_chars 50" });
+    expect(results[2]).toEqual({ criterion_id: 'short', status: 'unscorable', score: null, reason: "completion has 51 UTF-16 code units, above this regex's max_input_chars 50" });
     expect(weightedMean(rubric, scoresOf(rubric, results))).toBeNull();
   });
 

@@ -71,7 +71,7 @@ describe('regex', () => {
   it('makes a completion over max_input_chars unscorable, never truncated', () => {
     expect(check({ kind: 'regex', pattern: 'x', max_input_chars: 10 }, 'a'.repeat(11))).toEqual({
       status: 'unscorable',
-      reason: "completion has 11 characters, above this regex's max_input_chars 10",
+      reason: "completion has 11 UTF-16 code units, above this regex's max_input_chars 10",
     });
     expect(score({ kind: 'regex', pattern: 'x', max_input_chars: 10 }, 'a'.repeat(9) + 'x')).toBe(1);
   });
