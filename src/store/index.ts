@@ -11,6 +11,7 @@ export {
   type PruneResult,
   type StoredCheckpoint,
 } from './runStore';
+export { estimatePrune, type PrunePlan, type PruneEstimate, type RolloutStepUsage } from './prune';
 export { withRunLock, memoryLocks, defaultLocks, runLockName, type LockManagerLike } from './locks';
 export { StorageFullError, RunLockedError, RunNotFoundError, StoreClosedError, isQuotaError, formatBytes, type StorageUsage } from './errors';
 export {

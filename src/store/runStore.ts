@@ -26,6 +26,7 @@ import {
   type StoredRollout,
   type StoreSchema,
 } from './schema';
+import { estimatePrune, type PruneEstimate, type PrunePlan, type RolloutStepUsage } from './prune';
 import { approxBytes } from './size';
 import { checkCheckpoint, checkCount, checkId, checkMetrics, checkName, checkPrompts, checkRollouts, checkStatus } from './validate';
 
@@ -425,13 +426,47 @@ export class RunStore {
 
   /** Deletes rollouts of all but the last `keepLastSteps` steps (counted back from lastStep). */
   async pruneRollouts(runId: string, keepLastSteps: number): Promise<PruneResult> {
-    checkId(runId, 'runId');
     checkCount(keepLastSteps, 'keepLastSteps', 0);
+    return this.pruneRolloutsUpTo(runId, (run) => (run.lastStep ?? -1) - keepLastSteps);
+  }
+
+  /** Deletes the rollouts of every step before `step` (the run's metrics and checkpoints stay). */
+  async pruneRolloutsBefore(runId: string, step: number): Promise<PruneResult> {
+    checkCount(step, 'step', 0);
+    return this.pruneRolloutsUpTo(runId, () => step - 1);
+  }
+
+  /** Per step, the run's stored rollouts and their approximate bytes, by step. */
+  async rolloutUsageByStep(runId: string): Promise<RolloutStepUsage[]> {
+    checkId(runId, 'runId');
+    return this.read(['runs', 'rollouts'], runId, async (tx) => {
+      const steps = new Map<number, RolloutStepUsage>();
+      for (let c = await tx.objectStore('rollouts').openCursor(runRange(runId)); c; c = await c.continue()) {
+        const s = steps.get(c.value.step) ?? { step: c.value.step, count: 0, bytes: 0 };
+        s.count++;
+        s.bytes += c.value.bytes;
+        steps.set(s.step, s);
+      }
+      return [...steps.values()].sort((a, b) => a.step - b.step);
+    });
+  }
+
+  /** What pruneCheckpoints(keepCheckpoints) and pruneRolloutsBefore(rolloutsBeforeStep) would free, deleting nothing. */
+  async pruneEstimate(runId: string, plan: PrunePlan): Promise<PruneEstimate> {
+    checkId(runId, 'runId');
+    const run = await this.getRun(runId);
+    if (!run) throw new RunNotFoundError(runId);
+    return estimatePrune(run, await this.rolloutUsageByStep(runId), plan);
+  }
+
+  /** Deletes the run's rollouts of steps <= cutoff(run) in one transaction and updates its usage. */
+  private async pruneRolloutsUpTo(runId: string, cutoffOf: (run: RunRecord) => number): Promise<PruneResult> {
+    checkId(runId, 'runId');
     return this.write(['runs', 'rollouts'], `pruning rollouts of run "${runId}"`, async (tx, track) => {
       const run = await tx.objectStore('runs').get(runId);
       if (!run) throw new RunNotFoundError(runId);
       const result: PruneResult = { deleted: 0, bytes: 0 };
-      const cutoff = (run.lastStep ?? -1) - keepLastSteps;
+      const cutoff = cutoffOf(run);
       if (cutoff < 0) return result;
       const store = tx.objectStore('rollouts');
       for (let c = await store.openCursor(stepsUpTo(runId, cutoff)); c; c = await c.continue()) {

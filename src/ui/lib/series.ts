@@ -34,6 +34,8 @@ export interface ChartData {
   /** Indices of two lines drawn as a filled band (low, high); they are hidden from the legend. */
   band?: [number, number];
   note?: string;
+  /** Shown (and said) instead of "no data yet" when steps exist but no line has a value. */
+  empty?: string;
 }
 
 // Okabe–Ito hues (colour-blind safe), darkened where needed so every line has at least 3:1
@@ -52,6 +54,8 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
   const hasHeldOut = metrics.some((m) => m.held_out);
   const hasKl = metrics.some((m) => m.kl !== null);
   const ids = criterionIds.length ? criterionIds : [...new Set(metrics.flatMap((m) => Object.keys(m.rewards.criterion_pass_rate)))];
+  // Steps without any reward (a judge that fails every call) are not "no data yet".
+  const noReward = 'No reward could be computed: every rollout was unscorable (see the judge warning).';
   return [
     {
       id: 'reward',
@@ -66,6 +70,7 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
       x,
       ys: [mean, ...(hasHeldOut ? [s((m) => m.held_out?.reward)] : []), lo, hi],
       band: hasHeldOut ? [2, 3] : [1, 2],
+      empty: noReward,
     },
     {
       id: 'pass-rates',
@@ -74,6 +79,7 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
       lines: ids.map((id, i) => ({ label: id, color: PALETTE[i % PALETTE.length] })),
       x,
       ys: ids.map((id) => s((m) => m.rewards.criterion_pass_rate[id])),
+      empty: 'No criterion could be scored: every verdict failed (see the judge warning).',
     },
     {
       id: 'strict',
@@ -149,7 +155,8 @@ export function lastValues(chart: ChartData): string {
     for (let j = ys.length - 1; j >= 0; j--) if (ys[j] !== null) return [`${line.label} ${formatNumber(ys[j]!)} at step ${chart.x[j]}`];
     return [];
   });
-  return parts.length ? parts.join('; ') : 'no data yet';
+  if (parts.length) return parts.join('; ');
+  return chart.x.length ? (chart.empty ?? 'no value at any step') : 'no data yet';
 }
 
 export function formatNumber(x: number): string {
