@@ -30,6 +30,7 @@ export {
   type ResultStatus,
   type Rollout,
 } from './judge';
+export { findQuote, quoteInAnswer, normaliseSpans, ruleSpans, MAX_SPANS, type Span } from './evidence';
 export { JudgeCache, type JudgeCacheKey } from './cache';
 export {
   scoresOf,

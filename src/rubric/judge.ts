@@ -3,13 +3,21 @@
 // the `Judge` interface below. A failed judgement is 'unscorable' (the rollout then gets no
 // reward and no advantage), never a silent 0.
 import type { JudgeCache } from './cache';
+import { normaliseSpans, ruleSpans, spansInOriginal, type Span } from './evidence';
 import { checkRule, type RuleContext } from './rules';
 import { isRuleCriterion, type Criterion, type QuestionCriterion, type Rubric, type RuleCriterion } from './schema';
 
 export type ResultStatus = 'ok' | 'unscorable' | 'needs_model';
 
 export type CriterionResult =
-  | { criterion_id: string; status: 'ok'; /** in [0, 1] */ score: number; reason: string }
+  | {
+      criterion_id: string;
+      status: 'ok';
+      /** in [0, 1] */ score: number;
+      reason: string;
+      /** Evidence: the characters that made it pass or fail (UTF-16 offsets into the completion; evidence.ts). */
+      spans?: Span[];
+    }
   | { criterion_id: string; status: 'unscorable' | 'needs_model'; score: null; reason: string };
 
 export interface JudgeRequest {
@@ -56,9 +64,9 @@ export function choiceScore(choices: readonly string[], answer: string): number 
 /** The one rule criterion result, with the rule's outcome. */
 function judgeRuleCriterion(c: RuleCriterion, completion: string, ctx: RuleContext): CriterionResult {
   const out = checkRule(c.rule, completion, ctx);
-  return out.status === 'ok'
-    ? { criterion_id: c.id, status: 'ok', score: out.score, reason: out.reason }
-    : unscorable(c.id, out.reason);
+  if (out.status !== 'ok') return unscorable(c.id, out.reason);
+  const spans = spansInOriginal(completion, ruleSpans(c.rule, completion.normalize('NFC')));
+  return { criterion_id: c.id, status: 'ok', score: out.score, reason: out.reason, ...(spans?.length ? { spans } : {}) };
 }
 
 export interface RuleJudgeOptions extends RuleContext {
@@ -94,6 +102,17 @@ export function ruleJudge(ctx: RuleContext = {}): Judge {
   };
 }
 
+/** Spans a judge returned, kept only where they lie inside the completion (a bad span is dropped, never credited). */
+function withCheckedSpans(result: CriterionResult & { status: 'ok' }, completion: string): CriterionResult {
+  if (result.spans === undefined) return result;
+  const { spans, ...rest } = result;
+  const valid = Array.isArray(spans)
+    ? spans.filter((x) => x && Number.isInteger(x.start) && Number.isInteger(x.end) && x.start >= 0 && x.start < x.end && x.end <= completion.length)
+    : [];
+  const kept = normaliseSpans(valid);
+  return kept.length ? { ...rest, spans: kept } : rest;
+}
+
 /** A judge's answer for one request, checked against the contract; anything else is unscorable. */
 function checked(judge: Judge, request: JudgeRequest, result: CriterionResult | undefined): CriterionResult {
   const id = request.criterion.id;
@@ -103,7 +122,7 @@ function checked(judge: Judge, request: JudgeRequest, result: CriterionResult | 
     if (typeof result.score !== 'number' || !(result.score >= 0 && result.score <= 1)) {
       return unscorable(id, `judge "${judge.name}" returned score ${String(result.score)}, outside [0, 1]`);
     }
-    return result;
+    return withCheckedSpans(result, request.completion);
   }
   if (result.status === 'unscorable' || result.status === 'needs_model') return { ...result, score: null };
   return unscorable(id, `judge "${judge.name}" returned status ${JSON.stringify(result.status)}`);

@@ -43,9 +43,10 @@ function fakeJudge(behaviour: (requests: readonly JudgeRequest[]) => CriterionRe
 describe('judgeWithRules', () => {
   it('scores rule criteria in rubric order and marks questions needs_model', () => {
     expect(judgeWithRules(rubric, 'p', 'hello there')).toEqual([
-      { criterion_id: 'hello', status: 'ok', score: 1, reason: 'found "hello"' },
+      // Rules report their evidence spans (src/rubric/evidence.ts): the term found, the regex match.
+      { criterion_id: 'hello', status: 'ok', score: 1, reason: 'found "hello"', spans: [{ start: 0, end: 5 }] },
       { criterion_id: 'polite', status: 'needs_model', score: null, reason: 'needs a model judge' },
-      { criterion_id: 'short', status: 'ok', score: 1, reason: 'matched "hello there" at 0' },
+      { criterion_id: 'short', status: 'ok', score: 1, reason: 'matched "hello there" at 0', spans: [{ start: 0, end: 11 }] },
     ]);
   });
 
