@@ -4,12 +4,23 @@
 //
 // N sequences x L positions, row-major; mask m in [0, 1]; A = advantages[i].
 //   log r = logp - old;  token: rho = exp(log r);  sequence (GSPO): rho = s_i = exp(sum m log r / max(sum m, 1))
-//   l = -min(rho A, clip(rho, 1 - eps, 1 + eps_high) A);  dual clip (c, A < 0): l = min(l, -c A)
-//   D (Delta = ref - logp): k1 = logp - ref, k2 = Delta^2 / 2, k3 = exp(Delta) - Delta - 1
+//   l by loss_type (TRL GRPOTrainer):
+//     grpo/bnpo/dapo/dr_grpo: l = -min(rho' A, clip(rho, 1 - eps, 1 + eps_high) A),
+//       rho' = min(rho, delta) with TRL's `delta` (two-sided clip), else rho;
+//       dual clip (c, A < 0): l = min(l, -c A)
+//     cispo: l = -sg(min(rho, eps_high)) A logp   (direct dl/dlogp = -min(rho, eps_high) A)
+//     sapo:  l = -sigmoid(tau (rho - 1)) 4 / tau A, tau = tau_pos if A > 0 else tau_neg
+//   D (Delta = ref - logp): k1 = logp - ref, k2 = Delta^2 / 2, k3 = exp(Delta) - Delta - 1;
+//     use_bias_correction_kl: D rho (rho not detached)
 //   L = w l + beta D - entropy_coef H,  loss = sum c L,  c = m / normaliser(loss_type)
-//   grad_logprobs: token c (w dl/drho rho + beta dD/dlogp);
-//                  sequence (sum_t' c w dl/ds) s m / max(sum m, 1) + c beta dD/dlogp
+//     (sapo normalises as grpo, cispo as dapo)
+//   grad_logprobs: token c (w dl/drho rho + w dl/dlogp + beta dD/dlogp);
+//                  sequence (sum_t' c w dl/ds) s m / max(sum m, 1) + c w dl/dlogp + c beta dD/dlogp
+//     bias-corrected KL: token c beta (dD/dlogp + D) rho;
+//                        sequence c beta dD/dlogp s + beta inv_i (sum_t' m D) s m / max(sum m, 1)
 //   grad_entropy = -entropy_coef c
+// Clip metrics as TRL: low/high on rho' for the clipped types; cispo counts rho > eps_high with
+// A > 0 as high (TRL's cispo_clip_ratio) and no low; sapo clips nothing (0).
 // Tokens with m = 0 are skipped (gradient 0, no contribution), so -inf padding is harmless.
 // No clamping (as TRL): exp overflows f32 for log-ratios or Delta above ~88.
 // NaN in, NaN out, as torch: without old log-probs log r = logp - logp.detach() is 0 only for a
@@ -18,7 +29,7 @@
 // and exp goes through exp_keep_nan: SwiftShader's exp(NaN) is +inf, which the clip would cap.
 //
 // Dispatches, all in one submission:
-//   seq_stats    one workgroup per sequence: sum m, sum m w, s_i, sum m H, A -> records
+//   seq_stats    one workgroup per sequence: sum m, sum m w, s_i, sum m H, A, sum m D -> records
 //   batch_stats  one workgroup: sum m over the batch -> records[N * REC]
 //   token_loss   one workgroup per tile of TILE tokens: gradients + per-tile partial sums
 //   entropy_grad (only when entropy_coef != 0) one thread per token: grad_entropy
@@ -30,7 +41,8 @@
 const WG: u32 = 256u;
 const ITEMS: u32 = 4u;
 const TILE: u32 = WG * ITEMS;
-// f32 per sequence record: [sum m, sum m w, s_i, sum m H, A, 0, 0, 0].
+// f32 per sequence record: [sum m, sum m w, s_i, sum m H, A, sum m D, 0, 0]
+// (sum m D only for the bias-corrected KL at sequence level with beta != 0, else 0).
 const REC: u32 = 8u;
 // f32 per token_loss tile: [loss, policy, low, high, ratio, kl, dual, 0].
 const PART: u32 = 8u;
@@ -42,11 +54,16 @@ const HAS_ENTROPY: u32 = 8u;
 const USE_DUAL: u32 = 16u;
 const SEQ_LEVEL: u32 = 32u;
 const HAS_NUM_ITEMS: u32 = 64u;
+const USE_DELTA: u32 = 128u;
+const BIAS_KL: u32 = 256u;
 
-// loss_type codes; kl_estimator codes are 0 = k1, 1 = k2, 2 = k3.
+// loss_type codes (LOSS_TYPES order); kl_estimator codes are 0 = k1, 1 = k2, 2 = k3.
 const GRPO: u32 = 0u;
 const BNPO: u32 = 1u;
 const DAPO: u32 = 2u;
+const DR_GRPO: u32 = 3u;
+const CISPO: u32 = 4u;
+const SAPO: u32 = 5u;
 
 struct Params {
   n: u32,
@@ -62,9 +79,9 @@ struct Params {
   kl_estimator: u32,
   max_len: f32,
   num_items: f32,
-  _pad0: u32,
-  _pad1: u32,
-  _pad2: u32,
+  delta: f32,
+  sapo_tau_pos: f32,
+  sapo_tau_neg: f32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -101,29 +118,48 @@ fn log_ratio(lp: f32, old: f32) -> f32 {
 /// 1 / normaliser for sequence i, given its mask sum and the batch's.
 fn inv_norm(seq_mask: f32, batch_mask: f32) -> f32 {
   switch params.loss_type {
-    case GRPO: { return 1.0 / (max(seq_mask, 1.0) * f32(params.n)); }
+    case GRPO, SAPO: { return 1.0 / (max(seq_mask, 1.0) * f32(params.n)); }
     case BNPO: { return 1.0 / max(batch_mask, 1.0); }
-    case DAPO: { return 1.0 / max(select(batch_mask, params.num_items, has(HAS_NUM_ITEMS)), 1.0); }
-    default: { return 1.0 / (f32(params.n) * params.max_len); } // dr_grpo
+    case DAPO, CISPO: { return 1.0 / max(select(batch_mask, params.num_items, has(HAS_NUM_ITEMS)), 1.0); }
+    default: { return 1.0 / (f32(params.n) * params.max_len); } // DR_GRPO
   }
 }
 
 struct Policy {
   loss: f32,
   d_ratio: f32,
+  // Direct dl/dlogp at a fixed ratio (cispo only).
+  d_logp: f32,
   low: f32,
   high: f32,
   dual: f32,
 }
 
-fn policy_term(rho: f32, a: f32) -> Policy {
+fn policy_term(rho: f32, a: f32, lp: f32) -> Policy {
+  if (params.loss_type == CISPO) {
+    // The weight is stop-gradient; min would turn a NaN ratio into eps_high, so keep the NaN.
+    let weight = select(min(rho, params.eps_high), rho, is_nan(rho));
+    return Policy(-weight * a * lp, 0.0, -weight * a, 0.0, select(0.0, 1.0, rho > params.eps_high && a > 0.0), 0.0);
+  }
+  if (params.loss_type == SAPO) {
+    let tau = select(params.sapo_tau_neg, params.sapo_tau_pos, a > 0.0);
+    let x = tau * (rho - 1.0);
+    // sigmoid and sigmoid' = e / (1 + e)^2 from e = exp(-|x|) <= 1: no overflow either side.
+    let e = exp_keep_nan(-abs(x));
+    let sigma = select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0 || is_nan(x));
+    let slope = e / ((1.0 + e) * (1.0 + e));
+    return Policy(-sigma * (4.0 / tau) * a, -4.0 * slope * a, 0.0, 0.0, 0.0, 0.0);
+  }
   let lo = 1.0 - params.eps_low;
   let hi = 1.0 + params.eps_high;
-  let unclipped = rho * a;
+  // TRL's delta caps the unclipped branch's ratio (slope 1 up to delta inclusive, as torch.clamp).
+  let capped = has(USE_DELTA) && rho > params.delta;
+  let rho_u = select(rho, params.delta, capped);
+  let unclipped = rho_u * a;
   let clipped = min(max(rho, lo), hi) * a;
-  var p = Policy(-min(unclipped, clipped), 0.0, 0.0, 0.0, 0.0);
-  // The unclipped branch is the min (ties included, where both agree): gradient -A.
-  if (unclipped <= clipped) { p.d_ratio = -a; }
+  var p = Policy(-min(unclipped, clipped), 0.0, 0.0, 0.0, 0.0, 0.0);
+  // The unclipped branch is the min (ties included, where both agree): gradient -A (0 beyond delta).
+  if (unclipped <= clipped && !capped) { p.d_ratio = -a; }
   // A NaN ratio or advantage (or 0 * inf): min/max would pick a finite branch; keep the NaN.
   if (is_nan(unclipped) || is_nan(clipped)) {
     let nan = nan_from(unclipped);
@@ -138,8 +174,9 @@ fn policy_term(rho: f32, a: f32) -> Policy {
       p.dual = 1.0;
     }
   }
-  p.low = select(0.0, 1.0, rho < lo && a < 0.0);
-  p.high = select(0.0, 1.0, rho > hi && a > 0.0);
+  // TRL counts clipping on the delta-capped ratio.
+  p.low = select(0.0, 1.0, rho_u < lo && a < 0.0);
+  p.high = select(0.0, 1.0, rho_u > hi && a > 0.0);
   return p;
 }
 
@@ -198,6 +235,7 @@ fn reduce(tid: u32, count: u32) {
 @group(0) @binding(5) var<storage, read> ss_entropy: array<f32>;
 @group(0) @binding(6) var<storage, read> ss_adv: array<f32>;
 @group(0) @binding(7) var<storage, read_write> ss_records: array<f32>;
+@group(0) @binding(8) var<storage, read> ss_ref: array<f32>;
 
 @compute @workgroup_size(WG)
 fn seq_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -205,10 +243,13 @@ fn seq_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
   let i = wid.x + wid.y * nwg.x;
   // Uniform control flow: every thread of a workgroup agrees on `in_range`.
   let in_range = i < params.n;
+  // sum m D feeds the bias-corrected KL's path through s_i.
+  let kl_path = has(SEQ_LEVEL) && has(BIAS_KL) && has(HAS_REF) && params.beta != 0.0;
   var ms = 0.0;
   var mw = 0.0;
   var mlr = 0.0;
   var mh = 0.0;
+  var md = 0.0;
   if (in_range) {
     let base = i * params.l;
     for (var t = tid; t < params.l; t += WG) {
@@ -220,13 +261,15 @@ fn seq_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
       if (has(HAS_OLD)) { old = ss_old[base + t]; }
       mlr += m * log_ratio(ss_logp[base + t], old);
       if (has(HAS_ENTROPY)) { mh += m * ss_entropy[base + t]; }
+      if (kl_path) { md += m * kl_term(ss_ref[base + t] - ss_logp[base + t]).x; }
     }
   }
   red[tid] = ms;
   red[WG + tid] = mw;
   red[2u * WG + tid] = mlr;
   red[3u * WG + tid] = mh;
-  reduce(tid, 4u);
+  red[4u * WG + tid] = md;
+  reduce(tid, 5u);
   if (in_range && tid == 0u) {
     let r = i * REC;
     ss_records[r] = red[0];
@@ -234,7 +277,7 @@ fn seq_stats(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg
     ss_records[r + 2u] = exp_keep_nan(red[2u * WG] / max(red[0], 1.0));
     ss_records[r + 3u] = red[3u * WG];
     ss_records[r + 4u] = ss_adv[i];
-    ss_records[r + 5u] = 0.0;
+    ss_records[r + 5u] = red[4u * WG];
     ss_records[r + 6u] = 0.0;
     ss_records[r + 7u] = 0.0;
   }
@@ -299,9 +342,12 @@ fn token_loss(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
       if (has(HAS_OLD)) { old = tl_old[idx]; }
       rho = exp_keep_nan(log_ratio(lp, old));
     }
-    let p = policy_term(rho, a);
+    let p = policy_term(rho, a, lp);
     var g: f32;
-    if (has(SEQ_LEVEL)) {
+    if (params.loss_type == CISPO) {
+      // The weight is detached: no path through the ratio (none through s_i either).
+      g = c * w * p.d_logp;
+    } else if (has(SEQ_LEVEL)) {
       // d loss/d s_i = dl/ds sum_t' c w (dl/ds is the same for every token of the sequence),
       // d s_i / d logp_t = s_i m_t / max(sum m, 1).
       g = p.d_ratio * tl_records[r + 1u] * inv * rho * (m / max(seq_mask, 1.0));
@@ -311,11 +357,18 @@ fn token_loss(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
     var token = w * p.loss;
     if (has(HAS_REF)) {
       let kl = kl_term(tl_ref[idx] - lp);
-      acc_kl += m * kl.x;
+      let value = select(kl.x, kl.x * rho, has(BIAS_KL));
+      acc_kl += m * value;
       // Skipped at beta = 0 so an overflowing D cannot become 0 * inf = NaN.
       if (params.beta != 0.0) {
-        token += params.beta * kl.x;
-        g += c * params.beta * kl.y;
+        token += params.beta * value;
+        if (!has(BIAS_KL)) {
+          g += c * params.beta * kl.y;
+        } else if (!has(SEQ_LEVEL)) {
+          g += c * params.beta * (kl.y + kl.x) * rho;
+        } else {
+          g += c * params.beta * kl.y * rho + params.beta * inv * tl_records[r + 5u] * rho * (m / max(seq_mask, 1.0));
+        }
       }
     }
     tl_grad[idx] = g;

@@ -7,21 +7,34 @@
 //   log r = logp - old                      (old defaults to logp.detach(): r = 1)
 //   token level:    rho_t = exp(log r_t)
 //   sequence level: rho_t = s_i = exp(sum_t m log r_t / max(sum_t m, 1))   (GSPO)
-//   l = -min(rho A, clip(rho, 1 - eps, 1 + eps_high) A); if dual_clip c and A < 0: l = min(l, -c A)
-//   D (Delta = ref - logp): k1 logp - ref, k2 Delta^2 / 2, k3 exp(Delta) - Delta - 1
+//   per-token policy loss l by loss_type (TRL GRPOTrainer._compute_loss):
+//     grpo, bnpo, dapo, dr_grpo: l = -min(rho' A, clip(rho, 1 - eps, 1 + eps_high) A), where
+//       rho' = min(rho, delta) when `delta` is set (INTELLECT-2 two-sided clip), else rho;
+//       if dual_clip c (verl) and A < 0: l = min(l, -c A)
+//     cispo: l = -sg(min(rho, eps_high)) A logp   (a REINFORCE weight capped at eps_high itself,
+//       not 1 + eps_high, as TRL; ScaleRL recommends eps_high = 5; sg = stop-gradient)
+//     sapo:  l = -f(rho) A,  f(rho) = sigmoid(tau (rho - 1)) 4 / tau,
+//       tau = sapo_temperature_pos if A > 0 else sapo_temperature_neg
+//   D (Delta = ref - logp): k1 logp - ref, k2 Delta^2 / 2, k3 exp(Delta) - Delta - 1;
+//     use_bias_correction_kl: D rho instead (DeepSeek-V3.2's unbiased KL; rho not detached)
 //   L_t = w_t l_t + beta D_t - entropy_coef H_t,   loss = sum c_t L_t
-//   c_t = m_t / normaliser: grpo max(sum_t m_i, 1) N, bnpo max(sum m, 1),
-//         dapo max(num_items_in_batch, 1), dr_grpo N max_completion_length.
+//   c_t = m_t / normaliser: grpo and sapo max(sum_t m_i, 1) N, bnpo max(sum m, 1),
+//         dapo and cispo max(num_items_in_batch, 1), dr_grpo N max_completion_length.
+// Clip metrics follow TRL: clip_ratio_low/high count rho' < 1 - eps with A < 0 and rho' > 1 + eps_high
+// with A > 0 for the clipped types; for cispo clip_ratio_high (= region) is TRL's cispo_clip_ratio,
+// rho > eps_high with A > 0, and low is 0; sapo clips nothing and reports 0 (TRL logs none).
 // Tokens with m = 0 are skipped entirely (zero gradient, no contribution) so padding that
 // holds -inf or NaN log-probs cannot poison the loss; TRL's `x * mask` would give NaN there.
 // Elsewhere NaN in gives NaN out, as in torch: without old log-probs log r = logp - logp.detach()
 // is NaN for a non-finite logp, and a NaN ratio or advantage makes l and dl/drho NaN.
 
-export type LossType = 'grpo' | 'bnpo' | 'dapo' | 'dr_grpo';
+export type LossType = 'grpo' | 'bnpo' | 'dapo' | 'dr_grpo' | 'cispo' | 'sapo';
 export type KlEstimator = 'k1' | 'k2' | 'k3';
 export type ImportanceSamplingLevel = 'token' | 'sequence';
 
-export const LOSS_TYPES: readonly LossType[] = ['grpo', 'bnpo', 'dapo', 'dr_grpo'];
+export const LOSS_TYPES: readonly LossType[] = ['grpo', 'bnpo', 'dapo', 'dr_grpo', 'cispo', 'sapo'];
+/** The loss types with the PPO clipped surrogate, where delta and dual_clip apply. */
+export const CLIPPED_LOSS_TYPES: readonly LossType[] = ['grpo', 'bnpo', 'dapo', 'dr_grpo'];
 export const KL_ESTIMATORS: readonly KlEstimator[] = ['k1', 'k2', 'k3'];
 export const IMPORTANCE_SAMPLING_LEVELS: readonly ImportanceSamplingLevel[] = ['token', 'sequence'];
 
@@ -33,6 +46,14 @@ export interface PolicyLossOptions {
   epsilonHigh: number;
   /** verl's clip_ratio_c: for A < 0 the loss is capped at -dualClip * A. Null = off; else > 1. */
   dualClip: number | null;
+  /** TRL's `delta` (INTELLECT-2 two-sided clip): the unclipped ratio is capped at delta. Null = off; else > 1. */
+  delta: number | null;
+  /** sapo's gate temperature for A > 0 (TRL sapo_temperature_pos). */
+  sapoTemperaturePos: number;
+  /** sapo's gate temperature for A <= 0 (TRL sapo_temperature_neg). */
+  sapoTemperatureNeg: number;
+  /** TRL use_bias_correction_kl: the KL term is D * rho (importance-sampling corrected). */
+  useBiasCorrectionKl: boolean;
   /** KL coefficient; requires reference log-probs when non-zero. */
   beta: number;
   klEstimator: KlEstimator;
@@ -53,6 +74,10 @@ export function resolvePolicyLossOptions(partial: Partial<PolicyLossOptions>, l:
     epsilon,
     epsilonHigh: partial.epsilonHigh ?? epsilon,
     dualClip: partial.dualClip ?? null,
+    delta: partial.delta ?? null,
+    sapoTemperaturePos: partial.sapoTemperaturePos ?? 1.0,
+    sapoTemperatureNeg: partial.sapoTemperatureNeg ?? 1.05,
+    useBiasCorrectionKl: partial.useBiasCorrectionKl ?? false,
     beta: partial.beta ?? 0,
     klEstimator: partial.klEstimator ?? 'k3',
     entropyCoef: partial.entropyCoef ?? 0,
@@ -70,10 +95,21 @@ export function resolvePolicyLossOptions(partial: Partial<PolicyLossOptions>, l:
   if (o.dualClip !== null && (!finite(o.dualClip) || o.dualClip <= 1)) {
     bad('dual_clip', `must be null (off) or a finite number > 1, got ${o.dualClip}`);
   }
+  if (o.delta !== null && (!finite(o.delta) || o.delta <= 1)) {
+    bad('delta', `must be null (off) or a finite number > 1 (TRL recommends > 1 + epsilon), got ${o.delta}`);
+  }
+  if (!finite(o.sapoTemperaturePos) || o.sapoTemperaturePos <= 0) bad('sapo_temperature_pos', `must be a finite number > 0, got ${o.sapoTemperaturePos}`);
+  if (!finite(o.sapoTemperatureNeg) || o.sapoTemperatureNeg <= 0) bad('sapo_temperature_neg', `must be a finite number > 0, got ${o.sapoTemperatureNeg}`);
+  if (typeof o.useBiasCorrectionKl !== 'boolean') bad('use_bias_correction_kl', `must be true or false, got ${String(o.useBiasCorrectionKl)}`);
   if (!finite(o.beta) || o.beta < 0) bad('beta', `must be a finite number >= 0, got ${o.beta}`);
   if (!finite(o.entropyCoef)) bad('entropy_coef', `must be a finite number, got ${o.entropyCoef}`);
   if (!KL_ESTIMATORS.includes(o.klEstimator)) bad('kl_estimator', `must be one of ${KL_ESTIMATORS.join(', ')}, got ${String(o.klEstimator)}`);
   if (!LOSS_TYPES.includes(o.lossType)) bad('loss_type', `must be one of ${LOSS_TYPES.join(', ')}, got ${String(o.lossType)}`);
+  // TRL ignores delta outside the clipped types; here a setting that would do nothing is an error.
+  if (!CLIPPED_LOSS_TYPES.includes(o.lossType)) {
+    if (o.delta !== null) bad('delta', `applies only to loss_type ${CLIPPED_LOSS_TYPES.join(', ')}, not ${o.lossType}`);
+    if (o.dualClip !== null) bad('dual_clip', `applies only to loss_type ${CLIPPED_LOSS_TYPES.join(', ')}, not ${o.lossType}`);
+  }
   if (!IMPORTANCE_SAMPLING_LEVELS.includes(o.importanceSamplingLevel)) {
     bad('importance_sampling_level', `must be one of ${IMPORTANCE_SAMPLING_LEVELS.join(', ')}, got ${String(o.importanceSamplingLevel)}`);
   }
@@ -92,14 +128,14 @@ export interface PolicyLossMetrics {
   loss: number;
   /** The policy term alone: sum c w l. */
   policyLoss: number;
-  /** Mask-weighted fraction of tokens with rho < 1 - eps and A < 0. */
+  /** Mask-weighted fraction of tokens with rho' < 1 - eps and A < 0 (0 for cispo and sapo). */
   clipRatioLow: number;
-  /** ... with rho > 1 + eps_high and A > 0. */
+  /** ... with rho' > 1 + eps_high and A > 0; for cispo TRL's cispo_clip_ratio (rho > eps_high, A > 0); 0 for sapo. */
   clipRatioHigh: number;
   clipRatioRegion: number;
   /** Mask-weighted mean of rho (s_i at sequence level). */
   ratioMean: number;
-  /** Mask-weighted mean of D; null without reference log-probs. */
+  /** Mask-weighted mean of D (D rho with use_bias_correction_kl); null without reference log-probs. */
   klMean: number | null;
   /** Mask-weighted mean of H; null without entropies. */
   entropyMean: number | null;
@@ -146,34 +182,66 @@ export interface PolicyLossRefResult extends PolicyLossMetrics {
 export interface PolicyTerm {
   /** l */
   loss: number;
-  /** dl/drho */
+  /** dl/drho (the path through the ratio) */
   dLossDRatio: number;
+  /** The direct partial dl/dlogp at a fixed ratio: cispo's -sg(min(rho, eps_high)) A, else 0. */
+  dLossDLogp: number;
   clippedLow: boolean;
   clippedHigh: boolean;
   dualClipped: boolean;
 }
 
-/** The clipped surrogate for one ratio and advantage, with the dual clip when dualClip is set. */
-export function policyTerm(rho: number, a: number, epsilon: number, epsilonHigh: number, dualClip: number | null): PolicyTerm {
-  const lo = 1 - epsilon;
-  const hi = 1 + epsilonHigh;
-  const unclipped = rho * a;
+/** The GRPO-family surrogate for one ratio and advantage, by loss type (see the header). */
+export function policyTerm(rho: number, a: number, logp: number, o: PolicyLossOptions): PolicyTerm {
+  if (o.lossType === 'cispo') {
+    // TRL: clamp(coef_1, max=epsilon_high).detach(); NaN stays NaN (torch.clamp keeps it).
+    const weight = Number.isNaN(rho) ? NaN : Math.min(rho, o.epsilonHigh);
+    return {
+      loss: -weight * a * logp,
+      dLossDRatio: 0,
+      dLossDLogp: -weight * a,
+      clippedLow: false,
+      clippedHigh: rho > o.epsilonHigh && a > 0,
+      dualClipped: false,
+    };
+  }
+  if (o.lossType === 'sapo') {
+    // tau by the sign of A (A > 0: pos; else, NaN included, neg, as TRL's mask A > 0).
+    const tau = a > 0 ? o.sapoTemperaturePos : o.sapoTemperatureNeg;
+    const sigma = 1 / (1 + Math.exp(-tau * (rho - 1)));
+    return {
+      loss: -sigma * (4 / tau) * a,
+      dLossDRatio: -4 * sigma * (1 - sigma) * a,
+      dLossDLogp: 0,
+      clippedLow: false,
+      clippedHigh: false,
+      dualClipped: false,
+    };
+  }
+  const lo = 1 - o.epsilon;
+  const hi = 1 + o.epsilonHigh;
+  // delta caps the unclipped branch's ratio (torch.clamp(max=delta): slope 1 up to delta inclusive).
+  const capped = o.delta !== null && rho > o.delta;
+  const rhoU = capped ? o.delta! : rho;
+  const unclipped = rhoU * a;
   const clipped = Math.min(Math.max(rho, lo), hi) * a;
   let loss = -Math.min(unclipped, clipped);
-  // The unclipped branch is the min (ties included, where both branches agree): gradient -A.
-  let dLossDRatio = unclipped <= clipped ? -a : 0;
+  // The unclipped branch is the min (ties included, where both branches agree): gradient -A
+  // (0 beyond delta).
+  let dLossDRatio = unclipped <= clipped && !capped ? -a : 0;
   // A NaN ratio or advantage (or 0 * inf) has no branch: the loss and its slope are NaN.
   if (Number.isNaN(unclipped) || Number.isNaN(clipped)) {
     loss = NaN;
     dLossDRatio = NaN;
   }
   let dualClipped = false;
-  if (dualClip !== null && a < 0 && -dualClip * a < loss) {
-    loss = -dualClip * a;
+  if (o.dualClip !== null && a < 0 && -o.dualClip * a < loss) {
+    loss = -o.dualClip * a;
     dLossDRatio = 0;
     dualClipped = true;
   }
-  return { loss, dLossDRatio, clippedLow: rho < lo && a < 0, clippedHigh: rho > hi && a > 0, dualClipped };
+  // TRL counts clipping on the delta-capped ratio.
+  return { loss, dLossDRatio, dLossDLogp: 0, clippedLow: rhoU < lo && a < 0, clippedHigh: rhoU > hi && a > 0, dualClipped };
 }
 
 /** KL estimate D(logp, ref) and dD/dlogp. No clamping (as TRL). */
@@ -195,10 +263,12 @@ export function klTerm(logp: number, ref: number, estimator: KlEstimator): { val
 function inverseNormaliser(o: PolicyLossOptions, n: number, seqMaskSum: number, batchMaskSum: number): number {
   switch (o.lossType) {
     case 'grpo':
+    case 'sapo':
       return 1 / (Math.max(seqMaskSum, 1) * n);
     case 'bnpo':
       return 1 / Math.max(batchMaskSum, 1);
     case 'dapo':
+    case 'cispo':
       return 1 / Math.max(o.numItemsInBatch ?? batchMaskSum, 1);
     case 'dr_grpo':
       return 1 / (n * o.maxCompletionLength);
@@ -233,6 +303,10 @@ export function policyLossRef(p: PolicyLossProblem): PolicyLossRefResult {
   const seqMask = new Float64Array(n);
   const seqMaskWeight = new Float64Array(n);
   const seqRatio = new Float64Array(n);
+  // sum_t m D_t per sequence: the bias-corrected KL's path through the GSPO ratio s_i.
+  const seqMaskKl = new Float64Array(n);
+  const klOf = (k: number) => klTerm(p.logprobs[k], p.refLogprobs![k], o.klEstimator);
+  const seqKlPath = seqLevel && o.useBiasCorrectionKl && o.beta !== 0 && !!p.refLogprobs;
   let batchMask = 0;
   for (let i = 0; i < n; i++) {
     let ms = 0;
@@ -245,6 +319,7 @@ export function policyLossRef(p: PolicyLossProblem): PolicyLossRefResult {
       ms += m;
       mw += m * weight(k);
       mlr += m * logRatio(k);
+      if (seqKlPath) seqMaskKl[i] += m * klOf(k).value;
     }
     seqMask[i] = ms;
     seqMaskWeight[i] = mw;
@@ -276,11 +351,14 @@ export function policyLossRef(p: PolicyLossProblem): PolicyLossRefResult {
       const c = m * inv;
       const w = weight(k);
       const rho = seqLevel ? seqRatio[i] : Math.exp(logRatio(k));
-      const pt = policyTerm(rho, a, o.epsilon, o.epsilonHigh, o.dualClip);
+      const pt = policyTerm(rho, a, p.logprobs[k], o);
       let tokenL = w * pt.loss;
       let tokenAbs = Math.abs(tokenL);
       let g: number;
-      if (seqLevel) {
+      if (o.lossType === 'cispo') {
+        // The weight is detached: no path through the ratio (none through s_i either).
+        g = c * w * pt.dLossDLogp;
+      } else if (seqLevel) {
         // d loss / d s_i = sum_t' c w dl/ds (dl/ds is the same for every t'), and
         // d s_i / d logp_t = s_i m_t / max(sum m, 1).
         g = pt.dLossDRatio * seqMaskWeight[i] * inv * rho * (m / Math.max(seqMask[i], 1));
@@ -288,13 +366,18 @@ export function policyLossRef(p: PolicyLossProblem): PolicyLossRefResult {
         g = c * w * pt.dLossDRatio * rho; // d rho / d logp = rho
       }
       if (p.refLogprobs) {
-        const kl = klTerm(p.logprobs[k], p.refLogprobs[k], o.klEstimator);
-        klSum += m * kl.value;
+        const kl = klOf(k);
+        // use_bias_correction_kl: D rho, through both factors (rho is not detached in TRL).
+        const value = o.useBiasCorrectionKl ? kl.value * rho : kl.value;
+        klSum += m * value;
         // Skipped at beta = 0 so an overflowing D does not turn into 0 * inf = NaN.
         if (o.beta !== 0) {
-          tokenL += o.beta * kl.value;
-          tokenAbs += Math.abs(o.beta * kl.value);
-          g += c * o.beta * kl.dLogp;
+          tokenL += o.beta * value;
+          tokenAbs += Math.abs(o.beta * value);
+          if (!o.useBiasCorrectionKl) g += c * o.beta * kl.dLogp;
+          else if (!seqLevel) g += c * o.beta * (kl.dLogp + kl.value) * rho;
+          // sum_t' c_t' beta D_t' d s_i / d logp_t = beta inv (sum m D) s_i m_t / max(sum m, 1).
+          else g += c * o.beta * kl.dLogp * rho + o.beta * inv * seqMaskKl[i] * rho * (m / Math.max(seqMask[i], 1));
         }
       }
       if (p.entropy) {

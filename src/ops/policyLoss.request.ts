@@ -1,10 +1,12 @@
 // JSON request/response of the `policy_loss` kernel for scripts/kernel.mjs and the tests:
 //   in  {logprobs: number[N][L], old_logprobs?, ref_logprobs?, mask, token_weights?, entropy?: number[N][L],
-//        advantages: number[N], epsilon?, epsilon_high?, dual_clip?, beta?, kl_estimator?, entropy_coef?,
-//        loss_type?, importance_sampling_level?, max_completion_length?, num_items_in_batch?}
+//        advantages: number[N], epsilon?, epsilon_high?, dual_clip?, delta?, beta?, kl_estimator?, entropy_coef?,
+//        loss_type?, importance_sampling_level?, max_completion_length?, num_items_in_batch?,
+//        sapo_temperature_pos?, sapo_temperature_neg?, use_bias_correction_kl?}
 //   out {loss, policy_loss, grad_logprobs: number[N][L], grad_entropy?: number[N][L] (entropy_coef != 0),
 //        clip_ratio_low, clip_ratio_high, clip_ratio_region, ratio_mean, kl_mean (null without ref_logprobs),
 //        entropy_mean (null without entropy), dual_clip_ratio}
+//   (for loss_type cispo, clip_ratio_high and clip_ratio_region are TRL's cispo_clip_ratio; sapo reports 0)
 // Option names and defaults are TRL's GRPOConfig (src/ops/policyLoss.reference.ts).
 import type { GpuRuntime } from '../gpu/runtime';
 import { runPolicyLoss } from './policyLoss';
@@ -46,6 +48,10 @@ const FIELDS = [
   'importance_sampling_level',
   'max_completion_length',
   'num_items_in_batch',
+  'delta',
+  'sapo_temperature_pos',
+  'sapo_temperature_neg',
+  'use_bias_correction_kl',
 ] as const;
 
 export async function policyLossRequest(rt: GpuRuntime, request: unknown): Promise<object> {
@@ -109,6 +115,15 @@ function parseOptions(obj: JsonObject, l: number): PolicyLossOptions {
     dualClip = optionalNumber(obj, 'dual_clip', NaN);
     if (!(dualClip > 1)) throw new KernelRequestError('dual_clip', `must be null (off) or a number > 1, got ${dualClip}`);
   }
+  let delta: number | null = null;
+  if (obj.delta !== undefined && obj.delta !== null) {
+    delta = optionalNumber(obj, 'delta', NaN);
+    if (!(delta > 1)) throw new KernelRequestError('delta', `must be null (off) or a number > 1, got ${delta}`);
+  }
+  const useBiasCorrectionKl = obj.use_bias_correction_kl ?? false;
+  if (typeof useBiasCorrectionKl !== 'boolean') {
+    throw new KernelRequestError('use_bias_correction_kl', `must be true or false, got ${JSON.stringify(useBiasCorrectionKl)}`);
+  }
   const beta = optionalNumber(obj, 'beta', 0);
   if (beta < 0) throw new KernelRequestError('beta', `must be >= 0, got ${beta}`);
   let numItemsInBatch: number | null = null;
@@ -120,6 +135,10 @@ function parseOptions(obj: JsonObject, l: number): PolicyLossOptions {
     epsilon,
     epsilonHigh,
     dualClip,
+    delta,
+    sapoTemperaturePos: optionalNumber(obj, 'sapo_temperature_pos', 1.0),
+    sapoTemperatureNeg: optionalNumber(obj, 'sapo_temperature_neg', 1.05),
+    useBiasCorrectionKl,
     beta,
     klEstimator: oneOf(obj, 'kl_estimator', KL_ESTIMATORS, 'k3'),
     entropyCoef: optionalNumber(obj, 'entropy_coef', 0),

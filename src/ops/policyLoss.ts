@@ -29,7 +29,7 @@ const spec = (entryPoint: string, bindings: BindingKind[]): KernelSpec => ({
   entryPoint,
   bindings: ['uniform', ...bindings],
 });
-const SEQ_STATS = spec('seq_stats', [R, R, R, R, R, R, W]);
+const SEQ_STATS = spec('seq_stats', [R, R, R, R, R, R, W, R]);
 const BATCH_STATS = spec('batch_stats', [W]);
 const TOKEN_LOSS = spec('token_loss', [R, R, R, R, R, R, W, W]);
 const ENTROPY_GRAD = spec('entropy_grad', [R, R, W]);
@@ -43,6 +43,8 @@ const FLAG = {
   dual: 16,
   sequence: 32,
   numItems: 64,
+  delta: 128,
+  biasKl: 256,
 } as const;
 
 /** Order of the values in the `scalars` buffer written by the finalize dispatch. */
@@ -133,7 +135,7 @@ export function recordPolicyLoss(
   const scalars = rt.storage(POLICY_LOSS_SCALARS.length * 4, 'policy_loss.scalars');
 
   const [sx, sy] = rt.grid(n);
-  rec.dispatch(rt.pipeline(SEQ_STATS), [params, inputs.logprobs, old, inputs.mask, weights, entropy, inputs.advantages, records], sx, sy);
+  rec.dispatch(rt.pipeline(SEQ_STATS), [params, inputs.logprobs, old, inputs.mask, weights, entropy, inputs.advantages, records, ref], sx, sy);
   rec.dispatch(rt.pipeline(BATCH_STATS), [params, records], 1);
   const [tx, ty] = rt.grid(tiles);
   rec.dispatch(rt.pipeline(TOKEN_LOSS), [params, inputs.logprobs, old, ref, inputs.mask, weights, records, gradLogprobs, partials], tx, ty);
@@ -157,6 +159,8 @@ function paramsFor(shape: PolicyLossShape, tiles: number, o: PolicyLossOptions, 
   if (o.dualClip !== null) flags |= FLAG.dual;
   if (o.importanceSamplingLevel === 'sequence') flags |= FLAG.sequence;
   if (o.numItemsInBatch !== null) flags |= FLAG.numItems;
+  if (o.delta !== null) flags |= FLAG.delta;
+  if (o.useBiasCorrectionKl) flags |= FLAG.biasKl;
   u32[0] = shape.n;
   u32[1] = shape.l;
   u32[2] = tiles;
@@ -170,6 +174,9 @@ function paramsFor(shape: PolicyLossShape, tiles: number, o: PolicyLossOptions, 
   u32[10] = KL_ESTIMATORS.indexOf(o.klEstimator);
   f32[11] = o.maxCompletionLength;
   f32[12] = o.numItemsInBatch ?? 0;
+  f32[13] = o.delta ?? 0;
+  f32[14] = o.sapoTemperaturePos;
+  f32[15] = o.sapoTemperatureNeg;
   return u32;
 }
 

@@ -10,9 +10,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
 import {
+  CLIPPED_LOSS_TYPES,
   IMPORTANCE_SAMPLING_LEVELS,
   KL_ESTIMATORS,
-  LOSS_TYPES,
   policyLossRef,
   resolvePolicyLossOptions,
   type ImportanceSamplingLevel,
@@ -106,7 +106,12 @@ function problem(c: Case): PolicyLossProblem {
 function nudgeAwayFromKinks(c: Case, gap = 1e-4): void {
   if (!c.old) return;
   const o = resolvePolicyLossOptions(c.options, c.l);
-  const kinks = [1 - o.epsilon, 1 + o.epsilonHigh, ...(o.dualClip !== null ? [o.dualClip] : [])];
+  const kinks =
+    o.lossType === 'sapo'
+      ? []
+      : o.lossType === 'cispo'
+        ? [o.epsilonHigh]
+        : [1 - o.epsilon, 1 + o.epsilonHigh, ...(o.dualClip !== null ? [o.dualClip] : []), ...(o.delta !== null ? [o.delta] : [])];
   const sequence = o.importanceSamplingLevel === 'sequence';
   for (let guard = 0; guard < 1000; guard++) {
     const ratio = policyLossRef(problem(c)).ratio;
@@ -145,6 +150,10 @@ function request(c: Case): Record<string, unknown> {
     importance_sampling_level: o.importanceSamplingLevel,
     max_completion_length: o.maxCompletionLength,
     num_items_in_batch: o.numItemsInBatch,
+    delta: o.delta,
+    sapo_temperature_pos: o.sapoTemperaturePos,
+    sapo_temperature_neg: o.sapoTemperatureNeg,
+    use_bias_correction_kl: o.useBiasCorrectionKl,
   };
   for (const key of Object.keys(req)) if (req[key] === undefined) delete req[key];
   return req;
@@ -198,7 +207,8 @@ const SHAPES: [number, number][] = [
 
 describe('policy_loss kernel (WGSL) vs float64 twin', () => {
   let seed = 1;
-  for (const lossType of LOSS_TYPES) {
+  // cispo and sapo have their own small cases below.
+  for (const lossType of CLIPPED_LOSS_TYPES) {
     for (const importanceSamplingLevel of IMPORTANCE_SAMPLING_LEVELS) {
       const base = seed;
       seed += 100;
@@ -312,6 +322,52 @@ describe('policy_loss kernel (WGSL) vs float64 twin', () => {
     expect(out.entropy_mean).toBeNull();
   });
 
+  it('TRL options of issue 16 (delta, cispo, sapo, use_bias_correction_kl), token and sequence level, on small shapes', async () => {
+    const variants: Partial<PolicyLossOptions>[] = [
+      { lossType: 'grpo', delta: 1.25, beta: 0.04, entropyCoef: 0.01 },
+      { lossType: 'dapo', delta: 1.25, dualClip: 1.6, epsilonHigh: 0.28 },
+      { lossType: 'cispo', epsilonHigh: 1.1, beta: 0.04, useBiasCorrectionKl: true, entropyCoef: 0.01 },
+      { lossType: 'cispo', epsilonHigh: 5, numItemsInBatch: 300 },
+      { lossType: 'sapo', beta: 0.04, klEstimator: 'k2' },
+      { lossType: 'sapo', sapoTemperaturePos: 2.5, sapoTemperatureNeg: 0.7, entropyCoef: 0.01 },
+      { lossType: 'bnpo', beta: 0.1, useBiasCorrectionKl: true, klEstimator: 'k3' },
+    ];
+    let s = 60;
+    for (const variant of variants) {
+      for (const importanceSamplingLevel of IMPORTANCE_SAMPLING_LEVELS) {
+        for (const [n, l] of [[3, 7], [8, 64]] as const) {
+          const options = { ...variant, importanceSamplingLevel };
+          const c = makeCase(s++, n, l, options, { weights: n === 8 });
+          const label = `${n}x${l} ${JSON.stringify(options)}`;
+          const ref = await check(c, label);
+          if (n === 8 && importanceSamplingLevel === 'token') {
+            // The inputs must reach the cap / the delta branch for the comparison to mean something.
+            if (variant.delta) expect(ref.clipRatioRegion, label).toBeGreaterThan(0);
+            if (variant.lossType === 'cispo' && variant.epsilonHigh === 1.1) expect(ref.clipRatioHigh, label).toBeGreaterThan(0);
+          }
+        }
+      }
+    }
+  });
+
+  it('hand-computed cispo and sapo cases (same numbers as the unit test)', async () => {
+    const cispo = await harness.run('policy_loss', {
+      logprobs: [[-1], [-1], [-1]],
+      old_logprobs: [[-1 - Math.log(6)], [-1 - Math.log(0.5)], [-1 - Math.log(7)]],
+      mask: [[1], [1], [1]],
+      advantages: [1, -2, -1],
+      loss_type: 'cispo',
+      epsilon_high: 5,
+    });
+    expect(cispo.loss).toBeCloseTo(-1 / 3, 5);
+    expectClose(cispo.grad_logprobs.flat(), [-5 / 3, 1 / 3, 5 / 3], { atol: 1e-6, rtol: 1e-5 }, 'cispo grad');
+    expect(cispo.clip_ratio_high).toBeCloseTo(1 / 3, 6);
+    expect(cispo.clip_ratio_low).toBe(0);
+    const sapo = await harness.run('policy_loss', { logprobs: [[-1], [-1]], mask: [[1], [1]], advantages: [1, -1], loss_type: 'sapo' });
+    expect(sapo.loss).toBeCloseTo((-2 + 2 / 1.05) / 2, 5);
+    expectClose(sapo.grad_logprobs.flat(), [-0.5, 0.5], { atol: 1e-6, rtol: 1e-5 }, 'sapo grad');
+  });
+
   it('rejects bad requests with an error naming the field', async () => {
     const ok = { logprobs: [[-1, -2]], mask: [[1, 1]], advantages: [1] };
     const bad: [Record<string, unknown>, RegExp][] = [
@@ -334,6 +390,12 @@ describe('policy_loss kernel (WGSL) vs float64 twin', () => {
       [{ ...ok, importance_sampling_level: 'seq' }, /importance_sampling_level:/],
       [{ ...ok, max_completion_length: 0 }, /max_completion_length:/],
       [{ ...ok, num_items_in_batch: -1 }, /num_items_in_batch:/],
+      [{ ...ok, delta: 1 }, /delta: must be null \(off\) or a number > 1/],
+      [{ ...ok, delta: 4, loss_type: 'sapo' }, /delta: applies only to loss_type/],
+      [{ ...ok, dual_clip: 3, loss_type: 'cispo' }, /dual_clip: applies only to loss_type/],
+      [{ ...ok, sapo_temperature_pos: 0 }, /sapo_temperature_pos:/],
+      [{ ...ok, sapo_temperature_neg: 'hot' }, /sapo_temperature_neg:/],
+      [{ ...ok, use_bias_correction_kl: 1 }, /use_bias_correction_kl: must be true or false/],
     ];
     for (const [req, pattern] of bad) {
       await expect(harness.run('policy_loss', req), JSON.stringify(req)).rejects.toThrow(pattern);
@@ -382,6 +444,15 @@ describe('policy_loss: NaN and inf inputs reach the loss and the gradients, as t
       const { out } = await check(`gspo old=${!!oldLogprobs}`, { logprobs, oldLogprobs, advantages: [0.5, -1, 2], options: { importanceSamplingLevel: 'sequence' } });
       expect(Number.isNaN(out.loss)).toBe(true);
       expect(nanAt(out.gradLogprobs)).toEqual(mask.map((_, k) => k >= 4 && k < 8));
+    }
+  });
+
+  it('cispo and sapo: a NaN log-prob or advantage gives NaN (min and the sigmoid keep it)', async () => {
+    const logprobs = withNaN(base, { 2: NaN });
+    for (const options of [{ lossType: 'cispo', epsilonHigh: 5 }, { lossType: 'sapo' }] as const) {
+      const { out } = await check(options.lossType, { logprobs, oldLogprobs: old, advantages: [0.5, -1, NaN], options });
+      expect(Number.isNaN(out.loss)).toBe(true);
+      expect(nanAt(out.gradLogprobs)).toEqual(mask.map((m, k) => k === 2 || (k >= 8 && m === 1)));
     }
   });
 

@@ -5,7 +5,7 @@ import { attentionDecodeRef, attentionForwardRef } from '../../src/ops/attention
 import { embeddingForwardRef } from '../../src/ops/embedding.reference';
 import { groupAdvantageRef } from '../../src/ops/groupAdvantage.reference';
 import { logprobsForwardRef } from '../../src/ops/logprobs.reference';
-import { policyLossRef, policyTerm } from '../../src/ops/policyLoss.reference';
+import { policyLossRef, policyTerm, resolvePolicyLossOptions } from '../../src/ops/policyLoss.reference';
 import { NO_TOKEN, sampleRowRef } from '../../src/ops/sample.reference';
 
 describe('attention twin', () => {
@@ -54,12 +54,21 @@ describe('sampler twin', () => {
 
 describe('policy-loss twin', () => {
   it('a NaN ratio or advantage has no clip branch: loss and slope are NaN', () => {
+    const o = (extra: object) => resolvePolicyLossOptions({ epsilon: 0.2, ...extra }, 1);
     for (const [rho, a] of [[NaN, 1], [1.1, NaN], [Infinity, 0]]) {
-      const t = policyTerm(rho, a, 0.2, 0.2, 3);
+      const t = policyTerm(rho, a, -1, o({ dualClip: 3 }));
       expect(t.loss).toBeNaN();
       expect(t.dLossDRatio).toBeNaN();
     }
-    expect(policyTerm(2, 1, 0.2, 0.2, null)).toMatchObject({ loss: -1.2, dLossDRatio: 0 });
+    expect(policyTerm(2, 1, -1, o({})).loss).toBeCloseTo(-1.2, 12);
+    expect(policyTerm(2, 1, -1, o({})).dLossDRatio).toBe(0);
+    // cispo's capped weight and sapo's gate keep a NaN ratio or advantage NaN too.
+    for (const [rho, a] of [[NaN, 1], [1.1, NaN]]) {
+      const c = policyTerm(rho, a, -1, o({ lossType: 'cispo', epsilonHigh: 5 }));
+      expect([c.loss, c.dLossDLogp].every(Number.isNaN)).toBe(true);
+      const s = policyTerm(rho, a, -1, o({ lossType: 'sapo' }));
+      expect([s.loss, s.dLossDRatio].every(Number.isNaN)).toBe(true);
+    }
   });
 
   it('without old log-probs, logp - logp.detach() is NaN for a non-finite logp (masked tokens still skipped)', () => {

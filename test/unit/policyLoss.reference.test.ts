@@ -5,6 +5,7 @@
 // within 1e-8 + 1e-6 |g|. FD points are moved away from the clip / dual-clip kinks first.
 import { describe, expect, it } from 'vitest';
 import {
+  CLIPPED_LOSS_TYPES,
   IMPORTANCE_SAMPLING_LEVELS,
   KL_ESTIMATORS,
   LOSS_TYPES,
@@ -271,12 +272,90 @@ describe('policy loss twin: hand-computed cases', () => {
   });
 });
 
+describe('policy loss twin: TRL loss types and options (hand-computed)', () => {
+  it('delta caps the unclipped ratio (two-sided clip), and clip metrics use the capped ratio', () => {
+    // eps = 0.2, delta = 1.5, dapo over 4 tokens: c = 1/4.
+    //   A=-1 rho=3:   -min(-1.5, -1.2) = 1.5 (3 without delta), grad 0 (beyond delta)
+    //   A=-1 rho=1.4: -min(-1.4, -1.2) = 1.4, grad c * 1 * 1.4
+    //   A=+1 rho=3:   -min(1.5, 1.2) = -1.2, clipped high, grad 0
+    //   A=-1 rho=0.5: -min(-0.5, -0.8) = 0.8, clipped low, grad 0
+    const cases: [number, number][] = [[-1, 3], [-1, 1.4], [1, 3], [-1, 0.5]];
+    const out = policyLossRef(singleTokens(cases, { delta: 1.5 }));
+    expect(out.loss).toBeCloseTo((1.5 + 1.4 - 1.2 + 0.8) / 4, DIGITS);
+    [0, 1.4 / 4, 0, 0].forEach((g, k) => expect(out.gradLogprobs[k]).toBeCloseTo(g, DIGITS));
+    expect(out.clipRatioLow).toBeCloseTo(0.25, DIGITS);
+    expect(out.clipRatioHigh).toBeCloseTo(0.25, DIGITS);
+    const off = policyLossRef(singleTokens(cases, {}));
+    expect(off.loss).toBeCloseTo((3 + 1.4 - 1.2 + 0.8) / 4, DIGITS);
+    expect(off.gradLogprobs[0]).toBeCloseTo(3 / 4, DIGITS);
+    // delta = 1.1 below 1 + eps_high = 1.2: A=+1 rho=1.3 gives -min(1.1, 1.2) = -1.1, grad 0, and
+    // TRL's high-clip test on the capped ratio (1.1 > 1.2) is false.
+    const low = policyLossRef(singleTokens([[1, 1.3]], { delta: 1.1 }));
+    expect(low.loss).toBeCloseTo(-1.1, DIGITS);
+    expect(low.gradLogprobs[0]).toBe(0);
+    expect(low.clipRatioHigh).toBe(0);
+  });
+
+  it('cispo: -sg(min(rho, eps_high)) A logp, token-mean as dapo, cispo_clip_ratio in clip_ratio_high', () => {
+    // logp = -1 everywhere; eps_high = 5. c = 1/3 (dapo: 3 tokens).
+    //   A=+1 rho=6:   w = 5 (capped):  l = -5 * 1 * -1 = 5,    grad c * -5
+    //   A=-2 rho=0.5: w = 0.5:         l = -0.5 * -2 * -1 = -1, grad c * 1
+    //   A=-1 rho=7:   w = 5 (A < 0: not counted as clipped): l = -5, grad c * 5
+    const out = policyLossRef(singleTokens([[1, 6], [-2, 0.5], [-1, 7]], { lossType: 'cispo', epsilonHigh: 5 }));
+    expect(out.loss).toBeCloseTo((5 - 1 - 5) / 3, DIGITS);
+    [-5 / 3, 1 / 3, 5 / 3].forEach((g, k) => expect(out.gradLogprobs[k]).toBeCloseTo(g, DIGITS));
+    expect(out.clipRatioHigh).toBeCloseTo(1 / 3, DIGITS);
+    expect(out.clipRatioRegion).toBeCloseTo(1 / 3, DIGITS);
+    expect(out.clipRatioLow).toBe(0);
+    // As TRL, epsilon_high defaults to epsilon, so the cap is 0.2 (not 1.2): on-policy weight 0.2.
+    const dflt = policyLossRef({ n: 1, l: 1, logprobs: [-2], mask: [1], advantages: [1], options: { lossType: 'cispo' } });
+    expect(dflt.loss).toBeCloseTo(-0.2 * 1 * -2, DIGITS);
+    expect(dflt.gradLogprobs[0]).toBeCloseTo(-0.2, DIGITS);
+    expect(dflt.clipRatioHigh).toBe(1);
+  });
+
+  it('sapo: -sigmoid(tau (rho - 1)) 4 / tau A with tau by the sign of A, per-sequence mean as grpo', () => {
+    // rho = 1: sigmoid = 1/2, f = 2 / tau, df/drho = 4 sigma (1 - sigma) = 1. Two one-token
+    // sequences: c = 1 / (1 * 2). A = +1 (tau_pos = 1): l = -2, grad c * -1 * 1.
+    // A = -1 (tau_neg = 1.05): l = 2 / 1.05, grad c * 1.
+    const out = policyLossRef(singleTokens([[1, 1], [-1, 1]], { lossType: 'sapo' }));
+    expect(out.loss).toBeCloseTo((-2 + 2 / 1.05) / 2, DIGITS);
+    [-0.5, 0.5].forEach((g, k) => expect(out.gradLogprobs[k]).toBeCloseTo(g, DIGITS));
+    // rho = 2, A = 1, tau_pos = 3: sigma = s(3), l = -s(3) 4/3, grad = -4 s(1-s) * rho.
+    const s3 = 1 / (1 + Math.exp(-3));
+    const hot = policyLossRef(singleTokens([[1, 2]], { lossType: 'sapo', sapoTemperaturePos: 3 }));
+    expect(hot.loss).toBeCloseTo((-s3 * 4) / 3, DIGITS);
+    expect(hot.gradLogprobs[0]).toBeCloseTo(-4 * s3 * (1 - s3) * 2, DIGITS);
+    expect([hot.clipRatioLow, hot.clipRatioHigh, hot.clipRatioRegion]).toEqual([0, 0, 0]);
+  });
+
+  it('use_bias_correction_kl multiplies D by rho, with rho not detached', () => {
+    // logp = -1, ref = -1.5, rho = 2, A = 0, beta = 0.1, k3: D = e^-0.5 + 0.5 - 1, dD/dlogp = 1 - e^-0.5.
+    const d = Math.exp(-0.5) - 0.5;
+    const problem = (useBiasCorrectionKl: boolean): PolicyLossProblem => ({
+      ...singleTokens([[0, 2]], { beta: 0.1, useBiasCorrectionKl }),
+      refLogprobs: [-1.5],
+    });
+    const on = policyLossRef(problem(true));
+    expect(on.loss).toBeCloseTo(0.1 * d * 2, DIGITS);
+    expect(on.klMean).toBeCloseTo(d * 2, DIGITS);
+    expect(on.gradLogprobs[0]).toBeCloseTo(0.1 * (1 - Math.exp(-0.5) + d) * 2, DIGITS);
+    const off = policyLossRef(problem(false));
+    expect(off.loss).toBeCloseTo(0.1 * d, DIGITS);
+    expect(off.gradLogprobs[0]).toBeCloseTo(0.1 * (1 - Math.exp(-0.5)), DIGITS);
+  });
+});
+
 describe('policy loss options', () => {
   it('applies TRL defaults', () => {
     expect(resolvePolicyLossOptions({}, 7)).toEqual({
       epsilon: 0.2,
       epsilonHigh: 0.2,
       dualClip: null,
+      delta: null,
+      sapoTemperaturePos: 1.0,
+      sapoTemperatureNeg: 1.05,
+      useBiasCorrectionKl: false,
       beta: 0,
       klEstimator: 'k3',
       entropyCoef: 0,
@@ -295,6 +374,13 @@ describe('policy loss options', () => {
     expect(() => resolvePolicyLossOptions({ maxCompletionLength: 2.5 }, 1)).toThrow(/^max_completion_length:/);
     expect(() => resolvePolicyLossOptions({ numItemsInBatch: 0 }, 1)).toThrow(/^num_items_in_batch:/);
     expect(() => resolvePolicyLossOptions({ lossType: 'ppo' as never }, 1)).toThrow(/^loss_type:/);
+    expect(() => resolvePolicyLossOptions({ delta: 1 }, 1)).toThrow(/^delta: must be null \(off\) or a finite number > 1/);
+    expect(() => resolvePolicyLossOptions({ delta: Infinity }, 1)).toThrow(/^delta:/);
+    expect(() => resolvePolicyLossOptions({ lossType: 'cispo', delta: 4 }, 1)).toThrow(/^delta: applies only to loss_type grpo, bnpo, dapo, dr_grpo, not cispo/);
+    expect(() => resolvePolicyLossOptions({ lossType: 'sapo', dualClip: 3 }, 1)).toThrow(/^dual_clip: applies only to loss_type .* not sapo/);
+    expect(() => resolvePolicyLossOptions({ sapoTemperaturePos: 0 }, 1)).toThrow(/^sapo_temperature_pos:/);
+    expect(() => resolvePolicyLossOptions({ sapoTemperatureNeg: NaN }, 1)).toThrow(/^sapo_temperature_neg:/);
+    expect(() => resolvePolicyLossOptions({ useBiasCorrectionKl: 1 as never }, 1)).toThrow(/^use_bias_correction_kl:/);
     expect(() => policyLossRef({ n: 1, l: 1, logprobs: [0], mask: [1], advantages: [1], options: { beta: 0.1 } })).toThrow(/^ref_logprobs:/);
     expect(() => policyLossRef({ n: 1, l: 1, logprobs: [0], mask: [1], advantages: [1], options: { entropyCoef: 0.1 } })).toThrow(/^entropy:/);
     expect(() => policyLossRef({ n: 1, l: 2, logprobs: [0], mask: [1, 1], advantages: [1] })).toThrow(/^logprobs:/);
@@ -335,7 +421,12 @@ function randomProblem(seed: number, n: number, l: number, options: Partial<Poli
 
 function nudgeAwayFromKinks(p: PolicyLossProblem, gap = 1e-3): void {
   const o = resolvePolicyLossOptions(p.options ?? {}, p.l);
-  const kinks = [1 - o.epsilon, 1 + o.epsilonHigh, ...(o.dualClip !== null ? [o.dualClip] : [])];
+  const kinks =
+    o.lossType === 'sapo'
+      ? []
+      : o.lossType === 'cispo'
+        ? [o.epsilonHigh]
+        : [1 - o.epsilon, 1 + o.epsilonHigh, ...(o.dualClip !== null ? [o.dualClip] : []), ...(o.delta !== null ? [o.delta] : [])];
   const near = (rho: number) => kinks.some((k) => Math.abs(rho - k) < gap);
   const old = p.oldLogprobs as number[];
   for (let guard = 0; guard < 100; guard++) {
@@ -378,27 +469,58 @@ function expectGradientsClose(numeric: Float64Array, analytic: ArrayLike<number>
   }
 }
 
+/**
+ * cispo's weight min(rho, eps_high) is stop-gradient, so the gradient is not the derivative of
+ * the loss value. By linearity it is that of the policy term at frozen ratios (old log-probs
+ * moved with logp, beta = 0), plus that of the rest (A = 0 removes the policy term; the
+ * bias-corrected KL keeps its rho path there).
+ */
+function cispoDifference(p: PolicyLossProblem): Float64Array {
+  const base = Array.from(p.logprobs);
+  const old = Array.from(p.oldLogprobs!);
+  const frozen = centralDifference(
+    (x) => policyLossRef({ ...p, logprobs: x, oldLogprobs: old.map((o, k) => o + x[k] - base[k]), options: { ...p.options, beta: 0 } }).loss,
+    base,
+  );
+  const rest = centralDifference((x) => policyLossRef({ ...p, logprobs: x, advantages: Array.from(p.advantages, () => 0) }).loss, base);
+  return frozen.map((g, k) => g + rest[k]);
+}
+
 describe('policy loss twin: finite-difference gradients', () => {
   let seed = 100;
   for (const lossType of LOSS_TYPES) {
     for (const importanceSamplingLevel of IMPORTANCE_SAMPLING_LEVELS) {
       for (const klEstimator of KL_ESTIMATORS) {
         const s = seed++;
-        // Half the cases also use the dual clip and clip-higher.
+        const clippedType = CLIPPED_LOSS_TYPES.includes(lossType);
+        // Half the clipped cases also use the dual clip and clip-higher, a third TRL's delta; cispo
+        // caps at 1.1 (so the cap is hit) or 5; sapo gets other temperatures on even seeds; half the
+        // cases use the bias-corrected KL.
         const options: Partial<PolicyLossOptions> = {
           lossType,
           importanceSamplingLevel,
           klEstimator,
           beta: 0.05,
           entropyCoef: 0.01,
-          ...(s % 2 === 0 ? { dualClip: 1.5, epsilonHigh: 0.28 } : {}),
+          ...(clippedType && s % 2 === 0 ? { dualClip: 1.5, epsilonHigh: 0.28 } : {}),
+          ...(clippedType && s % 3 === 0 ? { delta: 1.35 } : {}),
+          ...(lossType === 'cispo' ? { epsilonHigh: s % 2 === 0 ? 1.1 : 5 } : {}),
+          ...(lossType === 'sapo' && s % 2 === 0 ? { sapoTemperaturePos: 1.7, sapoTemperatureNeg: 0.6 } : {}),
+          ...(s % 2 === 1 ? { useBiasCorrectionKl: true } : {}),
         };
-        it(`${lossType} / ${importanceSamplingLevel} / ${klEstimator}${s % 2 === 0 ? ' / dual clip' : ''}`, () => {
+        const label = Object.entries(options)
+          .filter(([k]) => !['lossType', 'importanceSamplingLevel', 'klEstimator', 'beta', 'entropyCoef'].includes(k))
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(' ');
+        it(`${lossType} / ${importanceSamplingLevel} / ${klEstimator} ${label}`, () => {
           const p = randomProblem(s, 6, 7, options);
           const out = policyLossRef(p);
           // The problem must exercise both gradient branches to mean anything.
-          if (importanceSamplingLevel === 'token') expect(out.clipRatioRegion).toBeGreaterThan(0);
-          const gl = centralDifference((logprobs) => policyLossRef({ ...p, logprobs }).loss, p.logprobs);
+          if (importanceSamplingLevel === 'token' && (clippedType || options.epsilonHigh === 1.1)) expect(out.clipRatioRegion).toBeGreaterThan(0);
+          const gl =
+            lossType === 'cispo'
+              ? cispoDifference(p)
+              : centralDifference((logprobs) => policyLossRef({ ...p, logprobs }).loss, p.logprobs);
           expectGradientsClose(gl, out.gradLogprobs, 'grad_logprobs');
           const ge = centralDifference((entropy) => policyLossRef({ ...p, entropy }).loss, p.entropy!);
           expectGradientsClose(ge, out.gradEntropy!, 'grad_entropy');
