@@ -11,6 +11,9 @@
 //          every valid r in the batch ("batch"); A_i = r_i - mu_g for "none".
 //   rank:  A_i = (2 * rank_i - (n - 1)) / (n - 1), 0-based ranks over the n valid members,
 //          ties averaged; so A lies in [-1, 1]. scale_rewards and eps do not apply.
+//   rloo:  A_i = r_i - (sum_{j != i} r_j) / (n - 1) over the n valid members (TRL RLOOTrainer's
+//          leave-one-out baseline), computed as n / (n - 1) (r_i - mu_g) from the two-pass mean
+//          (a common offset keeps its digits). scale_rewards and eps do not apply.
 //   A_i = 0 when r_i is missing or its group is zero-std or empty.
 // normalize_then_sum (GDPO): per (group, criterion) over valid entries, mu_gk and s_gk;
 //   rt_ik = (r_ik - mu_gk) / (s_gk + eps), or 0 when missing or (g, k) is zero-std;
@@ -62,7 +65,7 @@ struct Params {
   k: u32, // criteria
   aggregation: u32, // 0 sum_then_normalize, 1 normalize_then_sum
   scale: u32, // 0 group, 1 batch, 2 none
-  estimator: u32, // 0 grpo, 1 rank
+  estimator: u32, // 0 grpo, 1 rank, 2 rloo
   eps: f32,
 }
 
@@ -374,6 +377,13 @@ fn main(@builtin(local_invocation_index) tid: u32) {
           if (y == r) { equal++; }
         }
         a = f32(2i * less + equal - m) / f32(m - 1i);
+      } else if (params.estimator == 2u) {
+        // n >= 2 here (a one-member group is zero-std). Valid members counted as in phase 3.
+        var m = 0u;
+        for (var j = g * gen; j < (g + 1u) * gen; j++) {
+          if (work[j] != MISSING_BITS) { m++; }
+        }
+        a = (r - bitcast<f32>(group_stats[g])) * (f32(m) / f32(m - 1u));
       } else {
         let centered = r - bitcast<f32>(group_stats[g]);
         if (params.scale == 2u) {

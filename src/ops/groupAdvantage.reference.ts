@@ -72,8 +72,8 @@ export function groupAdvantageRef(p: GroupAdvantageProblem): GroupAdvantageResul
   if (!Number.isInteger(G) || G < 1 || N % G !== 0) {
     throw new RangeError(`num_generations = ${G} must be a positive integer dividing the ${N} rollouts`);
   }
-  if (p.advantageEstimator === 'rank' && p.multiObjectiveAggregation === 'normalize_then_sum') {
-    throw new RangeError('advantage_estimator "rank" works only with multi_objective_aggregation "sum_then_normalize"');
+  if (p.advantageEstimator !== 'grpo' && p.multiObjectiveAggregation === 'normalize_then_sum') {
+    throw new RangeError(`advantage_estimator "${p.advantageEstimator}" works only with multi_objective_aggregation "sum_then_normalize"`);
   }
   const B = N / G;
   const w = p.weights ?? new Array<number>(K).fill(1);
@@ -149,6 +149,14 @@ export function groupAdvantageRef(p: GroupAdvantageProblem): GroupAdvantageResul
       const rank = less + (equal - 1) / 2;
       const half = (s.n - 1) / 2;
       advantages[i] = (rank - half) / half;
+    } else if (p.advantageEstimator === 'rloo') {
+      // TRL RLOOTrainer: r_i minus the mean of the group's other (valid) members.
+      let others = 0;
+      for (let j = g * G; j < (g + 1) * G; j++) {
+        const rj = r[j];
+        if (rj !== null && j !== i) others += rj;
+      }
+      advantages[i] = ri - others / (s.n - 1);
     } else if (p.scaleRewards === 'none') {
       advantages[i] = ri - s.mean;
     } else {

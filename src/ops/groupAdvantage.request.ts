@@ -2,12 +2,12 @@
 //   in  {rewards?: (number|null)[N] | rewards_per_criterion?: (number|null)[N][K], reward_weights?: number[K],
 //        num_generations, scale_rewards?: "group"|"batch"|"none" (or true/false as in TRL),
 //        eps? (1e-4), multi_objective_aggregation?: "sum_then_normalize"|"normalize_then_sum",
-//        advantage_estimator?: "grpo"|"rank"}
+//        advantage_estimator?: "grpo"|"rank"|"rloo"}
 //   out {advantages: number[N], zero_std_groups, unscorable, unscorable_groups,
 //        group_mean: (number|null)[B], group_std: (number|null)[B]}
 // null marks a missing reward in, and an undefined statistic (no / one valid member) out.
 import type { GpuRuntime } from '../gpu/runtime';
-import { runGroupAdvantage, type AdvantageEstimator, type MultiObjectiveAggregation, type ScaleRewards } from './groupAdvantage';
+import { ADVANTAGE_ESTIMATORS, runGroupAdvantage, type AdvantageEstimator, type MultiObjectiveAggregation, type ScaleRewards } from './groupAdvantage';
 import {
   asObject,
   matrix,
@@ -93,9 +93,9 @@ export async function groupAdvantageRequest(rt: GpuRuntime, request: unknown): P
     ['sum_then_normalize', 'normalize_then_sum'],
     'sum_then_normalize',
   );
-  const advantageEstimator = oneOf<AdvantageEstimator>(obj, 'advantage_estimator', ['grpo', 'rank'], 'grpo');
-  if (advantageEstimator === 'rank' && multiObjectiveAggregation === 'normalize_then_sum') {
-    throw new KernelRequestError('advantage_estimator', '"rank" works only with multi_objective_aggregation "sum_then_normalize"');
+  const advantageEstimator = oneOf<AdvantageEstimator>(obj, 'advantage_estimator', ADVANTAGE_ESTIMATORS, 'grpo');
+  if (advantageEstimator !== 'grpo' && multiObjectiveAggregation === 'normalize_then_sum') {
+    throw new KernelRequestError('advantage_estimator', `"${advantageEstimator}" works only with multi_objective_aggregation "sum_then_normalize"`);
   }
 
   const out = await runGroupAdvantage(rt, {

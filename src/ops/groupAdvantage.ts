@@ -19,17 +19,19 @@ const STATS_WORDS = 4;
 
 export type ScaleRewards = 'group' | 'batch' | 'none';
 export type MultiObjectiveAggregation = 'sum_then_normalize' | 'normalize_then_sum';
-export type AdvantageEstimator = 'grpo' | 'rank';
+export type AdvantageEstimator = 'grpo' | 'rank' | 'rloo';
+/** Every estimator; "rank" and "rloo" ignore scale_rewards and eps and need sum_then_normalize. */
+export const ADVANTAGE_ESTIMATORS: readonly AdvantageEstimator[] = ['grpo', 'rank', 'rloo'];
 
 /** TRL GRPOConfig names, camel-cased. */
 export interface GroupAdvantageOptions {
   numGenerations: number;
-  /** Ignored by normalize_then_sum (GDPO) and by the rank estimator. */
+  /** Ignored by normalize_then_sum (GDPO) and by the rank and rloo estimators. */
   scaleRewards: ScaleRewards;
   /** Added to the std before dividing; >= 0. */
   eps: number;
   multiObjectiveAggregation: MultiObjectiveAggregation;
-  /** "rank" needs sum_then_normalize. */
+  /** "rank" and "rloo" need sum_then_normalize. */
   advantageEstimator: AdvantageEstimator;
 }
 
@@ -64,8 +66,11 @@ export function validateGroupAdvantageShape(shape: GroupAdvantageShape, maxBindi
   if (!Number.isInteger(g) || g < 1) throw new RangeError(`num_generations must be a positive integer, got ${g}`);
   if (n % g !== 0) throw new RangeError(`num_generations = ${g} does not divide the ${n} rollouts into whole groups`);
   if (!(eps >= 0) || !Number.isFinite(eps)) throw new RangeError(`eps must be a finite number >= 0, got ${eps}`);
-  if (shape.advantageEstimator === 'rank' && shape.multiObjectiveAggregation === 'normalize_then_sum') {
-    throw new RangeError('advantage_estimator "rank" works only with multi_objective_aggregation "sum_then_normalize"');
+  if (!ADVANTAGE_ESTIMATORS.includes(shape.advantageEstimator)) {
+    throw new RangeError(`advantage_estimator must be one of ${ADVANTAGE_ESTIMATORS.join(', ')}, got ${String(shape.advantageEstimator)}`);
+  }
+  if (shape.advantageEstimator !== 'grpo' && shape.multiObjectiveAggregation === 'normalize_then_sum') {
+    throw new RangeError(`advantage_estimator "${shape.advantageEstimator}" works only with multi_objective_aggregation "sum_then_normalize"`);
   }
   // The largest binding is the rewards [N, K] or the scratch [N + 2 B K]; u32 indices stay in range below 2^32 bytes.
   const words = Math.max(n * k, n + 2 * (n / g) * k);
@@ -115,7 +120,7 @@ function paramsFor(shape: GroupAdvantageShape): Uint32Array {
   u32[3] = shape.criteria;
   u32[4] = shape.multiObjectiveAggregation === 'normalize_then_sum' ? 1 : 0;
   u32[5] = { group: 0, batch: 1, none: 2 }[shape.scaleRewards];
-  u32[6] = shape.advantageEstimator === 'rank' ? 1 : 0;
+  u32[6] = ADVANTAGE_ESTIMATORS.indexOf(shape.advantageEstimator);
   new Float32Array(data)[7] = shape.eps;
   return u32;
 }

@@ -115,10 +115,12 @@ const CONFIGS: [string, Config][] = [
   ['K=1 batch', { K: 1, flat: true, scaleRewards: 'batch' }],
   ['K=1 none', { K: 1, flat: true, scaleRewards: 'none' }],
   ['K=1 rank', { K: 1, flat: true, estimator: 'rank' }],
+  ['K=1 rloo', { K: 1, flat: true, estimator: 'rloo' }],
   ['K=1 GDPO', { K: 1, aggregation: 'normalize_then_sum' }],
   ['K=5 weighted group', { K: 5, weights: true }],
   ['K=5 batch eps 0', { K: 5, scaleRewards: 'batch', eps: 0 }],
   ['K=5 weighted rank', { K: 5, weights: true, estimator: 'rank' }],
+  ['K=5 weighted rloo', { K: 5, weights: true, estimator: 'rloo' }],
   ['K=5 weighted GDPO', { K: 5, weights: true, aggregation: 'normalize_then_sum' }],
 ];
 
@@ -158,6 +160,11 @@ describe('group_advantage kernel (WGSL) vs float64 twin', () => {
     expectClose(out.advantages, [-1 / d0, 1 / d0, -5 / d1, 5 / d1], { atol: 1e-6, rtol: 1e-6 }, 'advantages');
     expectClose(out.group_mean, [2, 5], { atol: 1e-6, rtol: 0 }, 'group_mean');
     expectClose(out.group_std, [Math.SQRT2, 5 * Math.SQRT2], { atol: 1e-6, rtol: 1e-6 }, 'group_std');
+  });
+
+  it('hand example, rloo: [1, 3, 8 | 0, 10, 4] minus the mean of the others', async () => {
+    const out = await harness.run('group_advantage', { rewards: [1, 3, 8, 0, 10, 4], num_generations: 3, advantage_estimator: 'rloo' });
+    expectClose(out.advantages, [-4.5, -1.5, 6, -7, 8, -1], { atol: 1e-5, rtol: 1e-6 }, 'advantages');
   });
 
   it('num_generations 1: every group has size 1, every advantage is 0', async () => {
@@ -277,7 +284,10 @@ describe('group_advantage kernel (WGSL) vs float64 twin', () => {
     await expect(run({ rewards: [1, 2], num_generations: 2, multi_objective_aggregation: 'mean' })).rejects.toThrow(
       /multi_objective_aggregation: expected one of/,
     );
-    await expect(run({ rewards: [1, 2], num_generations: 2, advantage_estimator: 'rloo' })).rejects.toThrow(/advantage_estimator: expected one of/);
+    await expect(run({ rewards: [1, 2], num_generations: 2, advantage_estimator: 'gae' })).rejects.toThrow(/advantage_estimator: expected one of/);
+    await expect(
+      run({ rewards: [1, 2], num_generations: 2, advantage_estimator: 'rloo', multi_objective_aggregation: 'normalize_then_sum' }),
+    ).rejects.toThrow(/advantage_estimator: "rloo" works only with/);
     await expect(
       run({ rewards: [1, 2], num_generations: 2, advantage_estimator: 'rank', multi_objective_aggregation: 'normalize_then_sum' }),
     ).rejects.toThrow(/advantage_estimator: "rank" works only with/);

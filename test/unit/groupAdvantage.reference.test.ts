@@ -203,3 +203,41 @@ describe('group advantage reference twin: rank estimator', () => {
     expectClose(base, [0, -1, 1, -1, 0.5, 0.5], EXACT, 'A');
   });
 });
+
+describe('group advantage reference twin: rloo estimator (TRL RLOOTrainer leave-one-out baseline)', () => {
+  it('subtracts the mean of the other members of the group', () => {
+    // [1, 3, 8]: 1 - 11/2, 3 - 9/2, 8 - 4/2; [0, 10]: 0 - 10, 10 - 0.
+    const out = run([1, 3, 8, 0, 10, 4], 3, { advantageEstimator: 'rloo' });
+    expectClose(out.advantages, [-4.5, -1.5, 6, -7, 8, -1], EXACT, 'A');
+  });
+
+  it('leaves missing members out, and gives zero-std, single-member and empty groups 0', () => {
+    // Group 0 valid [1, 3, 5]: 1 - 4, (missing), 3 - 3, 5 - 2. Group 1 all 2. Group 2 one valid.
+    const r = [1, NaN, 3, 5, 2, 2, 2, 2, NaN, 4, NaN, NaN, NaN, NaN, NaN, NaN];
+    const out = run(r, 4, { advantageEstimator: 'rloo' });
+    expectClose(out.advantages, [-3, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], EXACT, 'A');
+    expect(out.zeroStdGroups).toBe(2);
+    expect(out.unscorableGroups).toBe(1);
+  });
+
+  it('equals n / (n - 1) times the centred reward, whatever scale_rewards and eps say', () => {
+    const r = normal(rng(5), 24, 3).map((x) => 100 + x);
+    const centred = run(r, 6, { scaleRewards: 'none' }).advantages;
+    for (const scaleRewards of ['group', 'batch', 'none'] as const) {
+      const out = run(r, 6, { advantageEstimator: 'rloo', scaleRewards, eps: 0.5 }).advantages;
+      expectClose(out, centred.map((a) => (6 / 5) * a), { atol: 1e-10, rtol: 0 }, scaleRewards);
+    }
+  });
+
+  it('an infinite reward makes its group NaN, other groups stay finite', () => {
+    const out = run([1, Infinity, 2, 3, 1, 5], 3, { advantageEstimator: 'rloo' });
+    expect(Array.from(out.advantages.slice(0, 3)).every(Number.isNaN)).toBe(true);
+    expectClose(out.advantages.slice(3), [0, -3, 3], EXACT, 'A');
+  });
+
+  it('rejects normalize_then_sum', () => {
+    expect(() => run([1, 2], 2, { advantageEstimator: 'rloo', multiObjectiveAggregation: 'normalize_then_sum' })).toThrow(
+      /advantage_estimator "rloo" works only with multi_objective_aggregation "sum_then_normalize"/,
+    );
+  });
+});
