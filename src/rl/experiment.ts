@@ -2,14 +2,15 @@
 // run stores and what a share link carries (never weights or keys). Pure: no GPU imports, so
 // the UI and share links can validate experiments without loading the engine.
 import { z } from 'zod';
-import { parseRubric } from '../rubric';
+import { parseRubric, RubricError } from '../rubric';
+import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { parseGrpoConfig } from './config';
 import { DEFAULT_JUDGE, judgeChoiceSchema, keyFieldIn } from './judgeChoice';
 
 export const experimentSchema = z
   .object({
     model: z.string().min(1).max(200),
-    prompts: z.array(z.string().min(1).max(4000)).min(1).max(10000),
+    prompts: z.array(z.string().min(1).max(4000)).min(1, 'needs at least one prompt').max(10000),
     rubric: z.unknown(),
     /** Optional clean rubric scored alongside (never trained on), e.g. to expose reward hacking. */
     held_out_rubric: z.unknown().optional(),
@@ -21,25 +22,50 @@ export const experimentSchema = z
 
 export type Experiment = z.output<typeof experimentSchema>;
 
+export interface ExperimentIssue {
+  /** Where, as keys: ["prompts", 3], ["judge", "model"], [] for the whole experiment. */
+  path: (string | number)[];
+  /** What is wrong and what was expected, without the field's name (see issueLabels.ts). */
+  message: string;
+}
+
 export class ExperimentError extends Error {
-  constructor(message: string) {
-    super(message);
+  readonly issues: ExperimentIssue[];
+  constructor(issues: ExperimentIssue[] | string) {
+    const list = typeof issues === 'string' ? [{ path: [], message: issues }] : issues;
+    super(list.map((i) => `${i.path.join('.') || 'experiment'}: ${i.message}`).join('\n'));
     this.name = 'ExperimentError';
+    this.issues = list;
   }
+}
+
+/** The held-out rubric's problems (a RubricError, told apart from the trained rubric's). */
+export class HeldOutRubricError extends RubricError {
+  override name = 'HeldOutRubricError';
 }
 
 /** Validates every part (rubric and config too) before anything is loaded or trained. */
 export function parseExperiment(input: unknown) {
   const judgeKey = typeof input === 'object' && input !== null ? keyFieldIn((input as { judge?: unknown }).judge) : null;
-  if (judgeKey) throw new ExperimentError(`judge: ${judgeKey}`);
+  if (judgeKey) throw new ExperimentError([{ path: ['judge'], message: judgeKey }]);
   const parsed = experimentSchema.safeParse(input);
   if (!parsed.success) {
-    throw new ExperimentError(parsed.error.issues.map((i) => `${i.path.join('.') || 'experiment'}: ${i.message}`).join('\n'));
+    throw new ExperimentError(
+      primaryIssues(parsed.error.issues).map((i) =>
+        i.code === 'unrecognized_keys' && i.path.length === 0
+          ? { path: [], message: `has unknown field${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `"${k}"`).join(', ')} (expected: ${Object.keys(experimentSchema.shape).join(', ')})` }
+          : { path: i.path as (string | number)[], message: explainIssue(i, input) },
+      ),
+    );
   }
   const rubric = parseRubric(parsed.data.rubric);
-  const heldOutRubric = parsed.data.held_out_rubric === undefined ? null : parseRubric(parsed.data.held_out_rubric);
+  let heldOutRubric = null;
+  try {
+    heldOutRubric = parsed.data.held_out_rubric === undefined ? null : parseRubric(parsed.data.held_out_rubric);
+  } catch (e) {
+    throw e instanceof RubricError ? new HeldOutRubricError(e.issues) : e;
+  }
   const config = parseGrpoConfig(parsed.data.config);
   const judge = parsed.data.judge ?? DEFAULT_JUDGE;
   return { experiment: parsed.data, rubric, heldOutRubric, config, judge };
 }
-

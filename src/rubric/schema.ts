@@ -2,6 +2,8 @@
 // typed rubric (defaults filled in) or throws a RubricError naming every problem's path.
 import { z } from 'zod';
 import { RubricError, formatPath, type RubricIssue } from './errors';
+import { fieldWord } from './issueLabel';
+import { explainIssue, primaryIssues, valueAt } from './zodIssue';
 import { compileSafeRegex, RegexRejected, MAX_PATTERN_LENGTH, MAX_REGEX_WORK, regexWork } from './safeRegex';
 
 export const TIERS = ['essential', 'important', 'optional'] as const;
@@ -214,40 +216,25 @@ const RubricSchema = z.strictObject({
 
 // ---- parsing and error messages ----
 
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let v = root;
-  for (const key of path) {
-    if (v === null || typeof v !== 'object') return undefined;
-    v = (v as Record<PropertyKey, unknown>)[key];
-  }
-  return v;
-}
-
-/** zod's issue, rephrased for a rubric author. */
+/** zod's issue, rephrased for a rubric author (no zod wording; the path stays for placing it). */
 function toIssue(issue: z.core.$ZodIssue, input: unknown): RubricIssue {
   const path = issue.path;
-  switch (issue.code) {
-    case 'unrecognized_keys':
-      return { path: formatPath([...path, issue.keys[0]]), message: `unknown field${issue.keys.length > 1 ? ` (also: ${issue.keys.slice(1).join(', ')})` : ''}` };
-    case 'invalid_union': {
-      const { discriminator, options } = issue as unknown as { discriminator?: string; options?: unknown[] };
-      if (discriminator && options) {
-        const got = valueAt(input, path);
-        const what = discriminator === 'kind' ? 'rule kind' : discriminator;
-        const expected = options.map(String).join(', ');
-        return {
-          path: formatPath(path),
-          message: got === undefined ? `missing (expected one of: ${expected})` : `unknown ${what} ${JSON.stringify(got)} (expected one of: ${expected})`,
-        };
-      }
-      return { path: formatPath(path), message: issue.message };
-    }
-    case 'invalid_type':
-      if (valueAt(input, path) === undefined) return { path: formatPath(path), message: 'is required' };
-      return { path: formatPath(path), message: issue.message.replace(/^Invalid input: /, '') };
-    default:
-      return { path: formatPath(path), message: issue.message.replace(/^Invalid (input|option): /, '') };
+  if (issue.code === 'unrecognized_keys') {
+    return { path: formatPath([...path, issue.keys[0]]), message: `unknown field${issue.keys.length > 1 ? ` (also: ${issue.keys.slice(1).join(', ')})` : ''}` };
   }
+  if (issue.code === 'invalid_union') {
+    const { discriminator, options } = issue as unknown as { discriminator?: string; options?: unknown[] };
+    if (discriminator && options) {
+      const got = valueAt(input, path);
+      const what = discriminator === 'kind' ? 'rule kind' : discriminator;
+      const expected = options.map(String).join(', ');
+      return {
+        path: formatPath(path),
+        message: got === undefined ? `missing (expected one of: ${expected})` : `unknown ${what} ${JSON.stringify(got)} (expected one of: ${expected})`,
+      };
+    }
+  }
+  return { path: formatPath(path), message: explainIssue(issue, input, fieldWord) };
 }
 
 /** Rubric-wide checks that need every criterion: unique ids, something to earn. */
@@ -257,7 +244,7 @@ function rubricIssues(rubric: Rubric): RubricIssue[] {
   rubric.criteria.forEach((c, i) => {
     const j = first.get(c.id);
     if (j === undefined) first.set(c.id, i);
-    else issues.push({ path: `criteria[${i}].id`, message: `duplicate id "${c.id}" (also criteria[${j}].id)` });
+    else issues.push({ path: `criteria[${i}].id`, message: `duplicate id "${c.id}" (also used by criterion ${j + 1})` });
   });
   const positive = rubric.criteria.reduce((s, c) => s + Math.max(c.weight, 0), 0);
   if (!(positive > 0)) {
@@ -310,7 +297,7 @@ export function parseRubric(json: unknown): Rubric {
     }
   }
   const parsed = RubricSchema.safeParse(input);
-  if (!parsed.success) throw new RubricError(parsed.error.issues.map((i) => toIssue(i, input)));
+  if (!parsed.success) throw new RubricError(primaryIssues(parsed.error.issues).map((i) => toIssue(i, input)));
   const rubric: Rubric = parsed.data;
   const issues = rubricIssues(rubric);
   if (issues.length > 0) throw new RubricError(issues);

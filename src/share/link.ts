@@ -13,7 +13,8 @@ import { Inflate, deflateSync } from 'fflate';
 import { z } from 'zod';
 import { GRPO_DEFAULTS } from '../rl/config';
 import { parseExperiment, type Experiment } from '../rl/experiment';
-import { parseRubric, RubricError } from '../rubric';
+import { experimentPathLabel, experimentProblems } from '../rl/issueLabels';
+import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 
 export const SHARE_LINK_VERSION = 1;
 /** Longest fragment accepted (characters after "#"); about 75 KB of compressed JSON. */
@@ -161,13 +162,36 @@ function pathOf(path: readonly (string | number)[]): string {
   return out || 'link';
 }
 
+const LESSON_WORDS: Record<string, string> = { id: 'id', title: 'title', guidance: 'guidance', hidden_controls: 'hidden controls' };
+
+/** A place in a link's data as the page labels it: "Prompt 4", "Setting top_k", "Lesson hidden controls, item 2". */
+export function linkPathLabel(path: readonly (string | number)[], root: unknown): string {
+  const [head, ...rest] = path;
+  if (head === undefined) return 'The link';
+  if (head === 'experiment') return experimentPathLabel(rest, (root as { experiment?: unknown } | null)?.experiment);
+  if (head === 'preset') return 'Preset';
+  if (head === 'lesson') {
+    if (rest.length === 0) return 'Lesson';
+    const [field, item] = rest;
+    return `Lesson ${LESSON_WORDS[String(field)] ?? String(field)}${typeof item === 'number' ? `, item ${item + 1}` : ''}`;
+  }
+  return `The link's field "${String(head)}"`;
+}
+
+export interface CheckKeysOptions {
+  secrets: boolean;
+  /** Names a path in messages (default: the JSON path, "experiment.config.api_key"). */
+  label?: (path: readonly (string | number)[]) => string;
+}
+
 /**
  * Walks parsed JSON: rejects prototype keys everywhere, nesting deeper than MAX_JSON_DEPTH, and
  * (with `secrets`) secret-named keys everywhere except as property names of a JSON shape (a
  * rubric may require a "token" field in the model's answer).
  */
-export function checkKeys(value: unknown, path: (string | number)[] = [], options: { secrets: boolean } = { secrets: true }): void {
-  if (path.length > MAX_JSON_DEPTH) throw new ShareLinkError('invalid', `${pathOf(path)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
+export function checkKeys(value: unknown, path: (string | number)[] = [], options: CheckKeysOptions = { secrets: true }): void {
+  const label = options.label ?? pathOf;
+  if (path.length > MAX_JSON_DEPTH) throw new ShareLinkError('invalid', `${label(path)}: nested deeper than ${MAX_JSON_DEPTH} levels`);
   if (Array.isArray(value)) {
     value.forEach((v, i) => checkKeys(v, [...path, i], options));
     return;
@@ -175,9 +199,11 @@ export function checkKeys(value: unknown, path: (string | number)[] = [], option
   if (value === null || typeof value !== 'object') return;
   const shapeNames = path[path.length - 1] === 'properties';
   for (const key of Object.keys(value)) {
-    if (PROTO_KEYS.has(key)) throw new ShareLinkError('forbidden_field', `${pathOf([...path, key])}: the key "${key}" is not allowed in a link`);
+    // A labelled place names the object holding the key; a JSON path names the key itself.
+    const where = options.label ? options.label(path) : pathOf([...path, key]);
+    if (PROTO_KEYS.has(key)) throw new ShareLinkError('forbidden_field', `${where}: the key "${key}" is not allowed in a link`);
     if (options.secrets && !shapeNames && isSecretKey(key)) {
-      throw new ShareLinkError('forbidden_field', `${pathOf([...path, key])}: links never carry keys or credentials; remove "${key}"`);
+      throw new ShareLinkError('forbidden_field', `${where}: links never carry keys or credentials; remove "${key}"`);
     }
     checkKeys((value as Record<string, unknown>)[key], [...path, key], options);
   }
@@ -216,34 +242,33 @@ function describeError(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** parseExperiment's error, with the part it is about when the message does not say. */
-function experimentProblem(e: unknown, input: unknown): string {
-  if (!(e instanceof RubricError)) return describeError(e);
-  const experiment = input as { rubric?: unknown };
-  try {
-    parseRubric(experiment.rubric);
-  } catch {
-    return e.issues.map((i) => `rubric.${i.path}: ${i.message}`).join('\n');
+/** The link's own fields (experiment, preset, lesson) in plain words. */
+function payloadProblem(issue: z.core.$ZodIssue, input: unknown): string {
+  const path = issue.path as (string | number)[];
+  if (issue.code === 'unrecognized_keys' && path.length === 0) {
+    return `The link has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (expected: experiment, preset, lesson)`;
   }
-  return e.issues.map((i) => `held_out_rubric.${i.path}: ${i.message}`).join('\n');
+  if (path.length === 1 && path[0] === 'experiment' && (input as { experiment?: unknown }).experiment === undefined) {
+    return 'The link has no experiment (expected an object with the model, prompts, rubric and settings)';
+  }
+  return `${linkPathLabel(path, input)}: ${explainIssue(issue, input)}`;
 }
 
 /** Validates a Shared value (the schemas, the held-out rubric, the keys); returns it typed. */
 export function validateShared(input: unknown): Shared {
-  checkKeys(input);
+  checkKeys(input, [], { secrets: true, label: (path) => linkPathLabel(path, input) });
   const parsed = payloadSchema.safeParse(input);
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => {
-      const where = pathOf(i.path as (string | number)[]);
-      return i.code === 'unrecognized_keys' ? `${where}: unknown field(s) ${i.keys.join(', ')}` : `${where}: ${i.message}`;
-    });
+    const issues = primaryIssues(parsed.error.issues).map((i) => payloadProblem(i, input));
     throw new ShareLinkError('invalid', `the link is not a valid experiment:\n${issues.join('\n')}`);
   }
   let experiment: Experiment;
   try {
     experiment = parseExperiment(parsed.data.experiment).experiment;
   } catch (e) {
-    throw new ShareLinkError('invalid', `the link's experiment is invalid:\n${experimentProblem(e, parsed.data.experiment)}`);
+    const problems = experimentProblems(e, parsed.data.experiment);
+    if (problems === null) throw e;
+    throw new ShareLinkError('invalid', `the link's experiment is invalid:\n${problems.join('\n')}`);
   }
   const { lesson, preset } = parsed.data;
   const out: Shared = { experiment };

@@ -34,6 +34,8 @@ afterAll(async () => {
 const criterion = (i: number) => page.getByTestId('criterion').nth(i);
 const tryRow = (id: string) => page.locator(`[data-testid=tryit-row][data-criterion="${id}"]`);
 const reward = () => page.getByTestId('tryit-reward').textContent();
+/** "Try it" scores in a worker a moment after each edit: wait until the table shows the latest edit. */
+const settled = () => page.locator('[data-testid=tryit-table][data-scoring=false]').waitFor({ timeout: 30_000 });
 
 /** Types into a settings field and commits it (number fields commit on change, i.e. on Tab). */
 async function setSetting(key: string, value: string) {
@@ -66,6 +68,7 @@ describe('app: first visit and the experiment builder', () => {
 
   it('scores a typed response live, and a rule edit changes the score and the reward', async () => {
     await page.getByTestId('tryit-response').fill('The sea is wide and blue.');
+    await settled();
     // short (w 2) met, asks (w 1) not, you (w 1) not, the all-caps pitfall not met: 2 / 4.
     await expect(tryRow('short').getByTestId('tryit-score').textContent()).resolves.toBe('1');
     await expect(tryRow('asks').getByTestId('tryit-score').textContent()).resolves.toBe('0');
@@ -73,11 +76,13 @@ describe('app: first visit and the experiment builder', () => {
 
     // "Ends with ?" becomes "ends with ." : asks is met, 3 / 4.
     await criterion(1).getByTestId('rule-text').fill('.');
+    await settled();
     await expect(tryRow('asks').getByTestId('tryit-score').textContent()).resolves.toBe('1');
     expect(await reward()).toMatch(/: 0\.75\b/);
 
     // At most 3 words: short fails, 1 / 4.
     await criterion(0).getByTestId('rule-max').fill('3');
+    await settled();
     await expect(tryRow('short').getByTestId('tryit-score').textContent()).resolves.toBe('0');
     expect(await tryRow('short').textContent()).toContain('above max 3');
     expect(await reward()).toMatch(/: 0\.25\b/);
@@ -85,6 +90,7 @@ describe('app: first visit and the experiment builder', () => {
     // A new kind of rule: "you" becomes "count sentences, max 1" (1 sentence: met), 2 / 4.
     await criterion(2).getByTestId('rule-kind').selectOption('count');
     await criterion(2).getByTestId('rule-max').fill('1');
+    await settled();
     await expect(tryRow('you').getByTestId('tryit-score').textContent()).resolves.toBe('1');
     expect(await reward()).toMatch(/: 0\.5\b/);
   });
@@ -113,7 +119,7 @@ describe('app: first visit and the experiment builder', () => {
     await page.getByTestId('criterion').nth(3).getByTestId('rule-kind').selectOption('contains');
     await criterion(3).getByTestId('rule-terms').fill('');
     await expect(train.isDisabled()).resolves.toBe(true);
-    expect(await criterion(3).getByTestId('issues').textContent()).toContain('rule.terms: needs at least one term');
+    expect(await criterion(3).getByTestId('issues').textContent()).toMatch(/^Criterion 4 \(id "[a-z0-9_-]+"\), rule terms: needs at least one term/);
     await criterion(3).getByTestId('rule-terms').fill('SHOUT');
     await expect(train.isEnabled()).resolves.toBe(true);
   });
@@ -137,6 +143,7 @@ describe('app: first visit and the experiment builder', () => {
     await criterion(0).getByTestId('criterion-text').fill(PAYLOAD);
     await page.getByTestId('prompts').fill(`${PAYLOAD}\nSecond prompt`);
     await page.waitForTimeout(300);
+    await settled();
     expect(await tryRow('short').textContent()).toContain(PAYLOAD);
     const state = await page.evaluate(() => ({
       imgs: document.querySelectorAll('img').length,

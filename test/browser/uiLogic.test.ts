@@ -33,7 +33,9 @@ describe('prompt import', () => {
     expect(textToPrompts(promptsToText(prompts))).toEqual(prompts);
     expect(encodePromptLine('a\nb')).toBe('a\\nb');
     expect(decodePromptLine('keeps \\t and \\q')).toBe('keeps \\t and \\q');
-    expect(textToPrompts('  one  \n\n   \ntwo\r\nthree')).toEqual(['one', 'two', 'three']);
+    // Lines are kept exactly (a link must round-trip its prompts); only empty lines are skipped.
+    expect(textToPrompts('  one  \n\n   \ntwo\r\nthree')).toEqual(['  one  ', '   ', 'two', 'three']);
+    expect(textToPrompts(promptsToText(['CR\r\nLF', ' lone\rCR ']))).toEqual(['CR\r\nLF', ' lone\rCR ']);
   });
 
   it('reads JSONL: strings, {"prompt"} objects and chat-message prompts; blank prompts are skipped', () => {
@@ -142,9 +144,9 @@ describe('validation', () => {
     const v = validateExperiment(bad);
     expect(v.experiment).toBeNull();
     expect(v.issues.map(describeIssue)).toEqual([
-      'Rubric — criteria[0].rule.terms: needs at least one term',
-      'Settings — generation_batch_size: must be a multiple of num_generations (8), got 30',
-      expect.stringMatching(/^Prompts — /),
+      'Criterion 1 (id "a"), rule terms: needs at least one term',
+      'Setting generation_batch_size: must be a multiple of num_generations (8), got 30',
+      'Prompts: needs at least one prompt',
     ]);
     expect(v.issues[2]).toMatchObject({ area: 'prompts', path: '' });
   });
@@ -173,7 +175,7 @@ describe('try it', () => {
     broken.criteria[1].rule = { kind: 'ends_with', text: '' };
     const r = tryResponse(broken, null, config, 'p', 'Hello you?');
     expect(r.rows[0].result?.status).toBe('ok');
-    expect(r.rows[1].invalid).toBe('rule.text: must not be empty');
+    expect(r.rows[1].invalid).toBe('rule text: must not be empty');
     expect(r.reward).toBeNull();
     expect(r.why).toContain('rubric');
   });

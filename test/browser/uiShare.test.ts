@@ -9,10 +9,12 @@ import type { OpenedPage } from '../../scripts/lib/browser.mjs';
 import { openApp, setSettingOn } from '../helpers/appPage';
 import { LESSONS } from '../../src/share/lessons';
 import { decodeShareLink, encodeShareLink } from '../../src/share/link';
+import { promptsToText } from '../../src/ui/lib/promptImport';
 import { FIRST_VISIT } from '../../src/share/presets';
 
 const PAYLOAD = '<script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">';
-const SHARED_PROMPTS = [`${PAYLOAD} Say hi.`, 'Name a colour.'];
+// The last ones came back changed before issue 19: trimmed, dropped, BOM stripped, CRLF made LF.
+const SHARED_PROMPTS = [`${PAYLOAD} Say hi.`, 'Name a colour.', '  spaces at both ends  ', '   ', '\ufeffBOM first', 'CR\r\nLF and lone\rCR', 'e\u0301 😀 שלום \0'];
 const FRAGMENT = encodeShareLink({
   experiment: { ...FIRST_VISIT.experiment, prompts: SHARED_PROMPTS, config: { ...FIRST_VISIT.experiment.config, seed: 4321, temperature: 0.7 } },
   lesson: { id: 'shared-lesson', title: 'A shared lesson', guidance: `Watch the reward. ${PAYLOAD}`, hidden_controls: ['model', 'top_p'] },
@@ -40,7 +42,7 @@ async function openFragment(fragment: string) {
 
 describe('share links', () => {
   it('a link recreates the experiment and its lesson; its text stays text', async () => {
-    expect(await promptsText()).toBe(SHARED_PROMPTS.join('\n'));
+    expect(await promptsText()).toBe(promptsToText(SHARED_PROMPTS));
     expect(await settingValue('seed')).toBe('4321');
     expect(await settingValue('temperature')).toBe('0.7');
     const criteria = await page.getByTestId('criterion-text').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value));
@@ -69,13 +71,13 @@ describe('share links', () => {
     const error = page.getByTestId('link-error');
     await error.waitFor();
     expect(await error.textContent()).toContain('newer version of Rubric Playground');
-    expect(await promptsText()).toBe(SHARED_PROMPTS.join('\n'));
+    expect(await promptsText()).toBe(promptsToText(SHARED_PROMPTS));
 
     await openFragment('#x=1.this*is!not~base64');
     await error.filter({ hasText: 'damaged' }).waitFor();
     await openFragment(`#x=1.${'A'.repeat(200_000)}`);
     await error.filter({ hasText: 'characters long' }).waitFor();
-    expect(await promptsText()).toBe(SHARED_PROMPTS.join('\n'));
+    expect(await promptsText()).toBe(promptsToText(SHARED_PROMPTS));
     expect(await settingValue('seed')).toBe('4321');
     expect(opened.pageErrors).toEqual([]);
   });

@@ -1,6 +1,10 @@
-// Prompts in and out of the editor: one prompt per line in the text box (a line break inside a
-// prompt is written \n, a backslash \\), and imports from JSONL or CSV files with a "prompt"
-// column. Pure functions; every error names the line or column at fault.
+// Prompts in and out of the editor: one prompt per line in the text box (a line feed inside a
+// prompt is written \n, a carriage return \r, a backslash \\), and imports from JSONL or CSV files
+// with a "prompt" column. Pure functions; every error names the line or column at fault.
+// The editor keeps prompts exactly: a line is its prompt character for character (spaces at
+// either end, a byte-order mark, a line of only spaces included), so an experiment opened from a
+// link and shared again carries the same prompts. Only empty lines are skipped (a prompt cannot
+// be empty). Carriage returns are escaped because a text box turns them into line feeds.
 
 export class PromptImportError extends Error {
   constructor(message: string) {
@@ -18,26 +22,31 @@ export interface PromptImport {
   skipped: number;
 }
 
-/** One prompt as one editor line: "\" → "\\", line break → "\n". */
+/** One prompt as one editor line: "\" → "\\", line feed → "\n", carriage return → "\r". */
 export function encodePromptLine(prompt: string): string {
-  return prompt.replace(/\\/g, '\\\\').replace(/\r?\n/g, '\\n');
+  return prompt.replace(/[\\\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\n' ? '\\n' : '\\r'));
 }
 
 /** The inverse of encodePromptLine; a backslash before anything else stays as typed. */
 export function decodePromptLine(line: string): string {
-  return line.replace(/\\(\\|n)/g, (_, c: string) => (c === 'n' ? '\n' : '\\'));
+  return line.replace(/\\([\\nr])/g, (_, c: string) => (c === 'n' ? '\n' : c === 'r' ? '\r' : '\\'));
 }
 
 export function promptsToText(prompts: readonly string[]): string {
   return prompts.map(encodePromptLine).join('\n');
 }
 
-/** Editor text → prompts: one per non-blank line, trimmed. */
+/** Editor text → prompts: one per non-empty line, exactly as written (see the header). */
 export function textToPrompts(text: string): string[] {
   return text
-    .split(/\r?\n/)
-    .map((line) => decodePromptLine(line.trim()))
-    .filter((p) => p.trim() !== '');
+    .split(/\r\n|\r|\n/)
+    .filter((line) => line !== '')
+    .map(decodePromptLine);
+}
+
+/** 1-based numbers of the prompts that are only whitespace (kept, but probably not meant). */
+export function blankPromptNumbers(prompts: readonly string[]): number[] {
+  return prompts.flatMap((p, i) => (p.trim() === '' ? [i + 1] : []));
 }
 
 /** A JSONL row's prompt: a string, {"prompt": string}, or {"prompt": [chat messages]} (last user turn). */

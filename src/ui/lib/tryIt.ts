@@ -14,6 +14,8 @@ import {
   type CriterionResult,
   type Rubric,
 } from '../../rubric';
+import { rubricPathLabel } from '../../rubric/issueLabel';
+import { compileSafeRegex, MAX_REGEX_WORK, regexWork } from '../../rubric/safeRegex';
 import { criterionJson, type CriterionDraft, type RubricDraft } from './rubricDraft';
 
 export interface TryItRow {
@@ -38,15 +40,39 @@ export interface TryItResult {
   alternatives: { method: string; reward: number | null }[];
 }
 
-/** One criterion judged alone (so one broken criterion does not hide the others' scores). */
-function judgeAlone(c: CriterionDraft, prompt: string, response: string): { result: CriterionResult | null; invalid: string | null } {
+/** Regex work spent on one response so far, against MAX_REGEX_WORK (the trainer's bound). */
+interface WorkBudget {
+  spent: number;
+}
+
+/** What this rule costs on this response (0 when the response is over its max_input_chars: not run). */
+function workOf(rubric: Rubric, response: string): number {
+  const c = rubric.criteria[0];
+  if (!('rule' in c) || c.rule.kind !== 'regex') return 0;
+  const chars = response.normalize('NFC').length;
+  return chars > c.rule.max_input_chars ? 0 : regexWork(compileSafeRegex(c.rule.pattern, c.rule.flags), chars);
+}
+
+/**
+ * One criterion judged alone (so one broken criterion does not hide the others' scores). A rubric
+ * that is invalid as a whole may be invalid because its regex rules cost too much: the criteria
+ * judged alone still share one budget, and those past it are not run.
+ */
+function judgeAlone(c: CriterionDraft, prompt: string, response: string, budget: WorkBudget): { result: CriterionResult | null; invalid: string | null } {
   let single: Rubric;
   try {
     single = parseRubric({ name: 'one criterion', criteria: [{ ...criterionJson(c), weight: 1 }] });
   } catch (e) {
     if (!(e instanceof RubricError)) throw e;
-    return { result: null, invalid: e.issues.map((i) => `${i.path.replace(/^criteria\[0\]\.?/, '') || 'criterion'}: ${i.message}`).join('; ') };
+    // The row is the criterion: name only the field ("rule text"), as the builder labels it.
+    const field = (path: string) => rubricPathLabel(path, null).replace(/^Criterion 1(, )?/, '') || 'criterion';
+    return { result: null, invalid: e.issues.map((i) => `${field(i.path)}: ${i.message}`).join('; ') };
   }
+  const work = workOf(single, response);
+  if (budget.spent + work > MAX_REGEX_WORK) {
+    return { result: null, invalid: 'not run: the regex rules before it already used the work one response may cost (see the rubric problems)' };
+  }
+  budget.spent += work;
   return { result: judgeWithRules(single, prompt, response)[0], invalid: null };
 }
 
@@ -67,8 +93,9 @@ export function tryResponse(
 ): TryItResult {
   const threshold = config?.reward_aggregation.pass_threshold ?? DEFAULT_PASS_THRESHOLD;
   const full = rubric && rubric.criteria.length === draft.criteria.length ? judgeWithRules(rubric, prompt, response) : null;
+  const budget: WorkBudget = { spent: 0 };
   const rows: TryItRow[] = draft.criteria.map((c, k) => {
-    const judged = full ? { result: full[k], invalid: null } : judgeAlone(c, prompt, response);
+    const judged = full ? { result: full[k], invalid: null } : judgeAlone(c, prompt, response, budget);
     const result = answered(c, answers[c.uid], judged.result);
     const met = result?.status === 'ok' ? result.score >= threshold : null;
     const passes = met === null || c.weight === 0 ? null : c.weight > 0 ? met : !met;

@@ -2,7 +2,8 @@
 // parseGrpoConfig, parseExperiment), collecting every problem so the builder can show each next
 // to its field and keep Train disabled while any remains.
 import { GrpoConfigError, parseGrpoConfig, type GrpoConfig } from '../../rl/config';
-import { ExperimentError, parseExperiment } from '../../rl/experiment';
+import { ExperimentError, HeldOutRubricError, parseExperiment } from '../../rl/experiment';
+import { experimentPathLabel } from '../../rl/issueLabels';
 import { parseRubric, RubricError, type Rubric } from '../../rubric';
 import { hubIdProblem } from './modelChoice';
 
@@ -13,6 +14,8 @@ export interface Issue {
   /** Inside the area: "criteria[1].rule.terms", "generation_batch_size", "" for the whole area. */
   path: string;
   message: string;
+  /** Where, as the page labels it: "Criterion 2 (id "tone"), rule terms", "Setting top_k", "Prompt 4". */
+  label?: string;
 }
 
 export interface Validation {
@@ -25,14 +28,18 @@ export interface Validation {
 
 const AREAS: readonly IssueArea[] = ['model', 'prompts', 'rubric', 'held_out_rubric', 'judge', 'config'];
 
-/** "prompts.3: too long" → {area: prompts, path: "3"}. */
-function experimentIssue(line: string): Issue {
-  const cut = line.indexOf(': ');
-  const where = cut >= 0 ? line.slice(0, cut) : 'experiment';
-  const message = cut >= 0 ? line.slice(cut + 2) : line;
-  const [head, ...rest] = where.split('.');
-  const area = (AREAS as readonly string[]).includes(head) ? (head as IssueArea) : 'experiment';
-  return { area, path: area === 'experiment' ? where : rest.join('.'), message };
+/** An ExperimentError issue (["prompts", 3]) in the builder's terms: area "prompts", path "3". */
+function experimentIssue(path: (string | number)[], message: string): Issue {
+  const [head, ...rest] = path;
+  const area = typeof head === 'string' && (AREAS as readonly string[]).includes(head) ? (head as IssueArea) : 'experiment';
+  const inner = area === 'experiment' ? path : rest;
+  return { area, path: inner.map(String).join('.'), message };
+}
+
+/** The page's label for an issue (criteria by number and id, settings by name). */
+function labelled(issue: Issue, experiment: Record<string, unknown>): Issue {
+  const parts = issue.area === 'experiment' ? issue.path : issue.path ? `${issue.area}.${issue.path}` : issue.area;
+  return { ...issue, label: experimentPathLabel(parts, experiment) };
 }
 
 export function validateExperiment(experiment: Record<string, unknown>): Validation {
@@ -55,15 +62,15 @@ export function validateExperiment(experiment: Record<string, unknown>): Validat
   try {
     parseExperiment(experiment);
   } catch (e) {
-    if (e instanceof ExperimentError) issues.push(...e.message.split('\n').map(experimentIssue));
-    else if (e instanceof RubricError) {
-      if (!issues.some((i) => i.area === 'rubric')) issues.push(...e.issues.map((i) => ({ area: 'held_out_rubric' as const, path: i.path, message: i.message })));
-    } else if (!(e instanceof GrpoConfigError)) throw e;
+    if (e instanceof ExperimentError) issues.push(...e.issues.map((i) => experimentIssue(i.path, i.message)));
+    else if (e instanceof HeldOutRubricError) {
+      issues.push(...e.issues.map((i) => ({ area: 'held_out_rubric' as const, path: i.path === 'rubric' ? '' : i.path, message: i.message })));
+    } else if (!(e instanceof RubricError) && !(e instanceof GrpoConfigError)) throw e;
   }
   // A malformed Hub id ("hf:gpt2", no owner) is named while typed, not when the download fails.
   const hubProblem = typeof experiment.model === 'string' ? hubIdProblem(experiment.model) : null;
   if (hubProblem && !issues.some((i) => i.area === 'model')) issues.push({ area: 'model', path: '', message: hubProblem });
-  return { issues, rubric, config, experiment: issues.length === 0 ? experiment : null };
+  return { issues: issues.map((i) => labelled(i, experiment)), rubric, config, experiment: issues.length === 0 ? experiment : null };
 }
 
 const AREA_LABELS: Record<IssueArea, string> = {
@@ -76,7 +83,7 @@ const AREA_LABELS: Record<IssueArea, string> = {
   experiment: 'Experiment',
 };
 
-/** "Settings — generation_batch_size: must be a multiple of …": the parser's own line, with where it belongs. */
+/** "Setting generation_batch_size: must be a multiple of …": the field as the page labels it, then the problem. */
 export function describeIssue(issue: Issue): string {
-  return `${AREA_LABELS[issue.area]} — ${issue.path ? `${issue.path}: ` : ''}${issue.message}`;
+  return `${issue.label ?? (issue.path ? `${AREA_LABELS[issue.area]} ${issue.path}` : AREA_LABELS[issue.area])}: ${issue.message}`;
 }

@@ -97,7 +97,7 @@ describe('round trip', () => {
     (s.experiment.held_out_rubric as { criteria: { weight: number }[] }).criteria[0].weight = -1;
     const e = encodeFailure(s);
     expect(e.code).toBe('invalid');
-    expect(e.message).toMatch(/held_out_rubric\.criteria: total positive weight must be > 0/);
+    expect(e.message).toMatch(/\nHeld-out rubric criteria: total positive weight must be > 0/);
   });
 });
 
@@ -174,36 +174,36 @@ describe('bad links', () => {
     const exp = JSON.stringify(FIRST_VISIT.experiment);
     const e = failure(linkOf(`{"experiment": ${exp.replace('"config":{', '"config":{"api_key":"sk-123",')}}`));
     expect(e.code).toBe('forbidden_field');
-    expect(e.message).toMatch(/experiment\.config\.api_key: links never carry keys or credentials/);
+    expect(e.message).toMatch(/^Settings: links never carry keys or credentials; remove "api_key"/);
     expect(failure(linkOf(`{"experiment": ${exp}, "lesson": {"id": "a", "guidance": "", "hidden_controls": [], "Authorization": "Bearer x"}}`)).code).toBe('forbidden_field');
     const s = shared() as unknown as { experiment: Record<string, unknown> };
     s.experiment.hf_token = 'hf_abc';
-    expect(encodeFailure(s).message).toMatch(/experiment\.hf_token: links never carry keys/);
+    expect(encodeFailure(s).message).toMatch(/^Experiment: links never carry keys or credentials; remove "hf_token"/);
   });
 
   it('extra fields (weights, unknown options) are refused by the strict schemas', () => {
     const exp = FIRST_VISIT.experiment;
     const top = failure(linkOf(JSON.stringify({ experiment: exp, weights: 'AAAA' })));
     expect(top.code).toBe('invalid');
-    expect(top.message).toMatch(/link: unknown field\(s\) weights/);
+    expect(top.message).toMatch(/The link has unknown field "weights" \(expected: experiment, preset, lesson\)/);
     expect(failure(linkOf(JSON.stringify({ experiment: { ...exp, weights: [1, 2] } }))).message).toMatch(/weights/);
-    expect(failure(linkOf(JSON.stringify({ experiment: { ...exp, config: { ...exp.config, lora_rank: 8 } } }))).message).toMatch(/unknown option\(s\) lora_rank/);
+    expect(failure(linkOf(JSON.stringify({ experiment: { ...exp, config: { ...exp.config, lora_rank: 8 } } }))).message).toMatch(/\nSettings: unknown option\(s\) lora_rank/);
   });
 
   it('an invalid experiment names what is wrong', () => {
     const exp = structuredClone(FIRST_VISIT.experiment);
     exp.config.num_generations = 1;
-    expect(failure(linkOf(JSON.stringify({ experiment: exp }))).message).toMatch(/experiment is invalid:\nnum_generations: /);
+    expect(failure(linkOf(JSON.stringify({ experiment: exp }))).message).toMatch(/experiment is invalid:\nSetting num_generations: must be at least 2, got 1$/);
     const bad = structuredClone(FIRST_VISIT.experiment);
     (bad.rubric as { criteria: Record<string, unknown>[] }).criteria[0].rule = { kind: 'regex', pattern: '(a+)+$' };
-    expect(failure(linkOf(JSON.stringify({ experiment: bad }))).message).toMatch(/rubric\.criteria\[0\]\.rule\.pattern: nested quantifier/);
-    expect(failure(linkOf(JSON.stringify({ experiment: { ...FIRST_VISIT.experiment, prompts: [] } }))).message).toMatch(/prompts/);
+    expect(failure(linkOf(JSON.stringify({ experiment: bad }))).message).toMatch(/\nCriterion 1 \(id "[a-z_-]+"\), rule pattern: nested quantifier/);
+    expect(failure(linkOf(JSON.stringify({ experiment: { ...FIRST_VISIT.experiment, prompts: [] } }))).message).toMatch(/\nPrompts: needs at least one prompt$/);
   });
 
   it('lessons may hide only known controls, each once', () => {
     const s = shared();
     s.lesson!.hidden_controls = ['beta', 'warp_drive'];
-    expect(encodeFailure(s).message).toMatch(/lesson\.hidden_controls\[1\]: unknown control "warp_drive"/);
+    expect(encodeFailure(s).message).toMatch(/\nLesson hidden controls, item 2: unknown control "warp_drive"/);
     s.lesson!.hidden_controls = ['beta', 'beta'];
     expect(encodeFailure(s).message).toMatch(/lists "beta" twice/);
     expect(CONTROL_IDS).toContain('epsilon_high');
