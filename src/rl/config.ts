@@ -4,6 +4,7 @@
 // the embedded model sets learning_rate and max_completion_length, for instance).
 import { z } from 'zod';
 import { AGGREGATIONS } from '../rubric';
+import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { ROLLOUT_AGGREGATION_NAMES } from '../rubric/aggregations';
 
 const probability = z.number().gt(0).lte(1);
@@ -85,7 +86,14 @@ export const grpoConfigSchema = z
   })
   .strict()
   .superRefine((c, ctx) => {
-    if (c.generation_batch_size % c.num_generations !== 0) {
+    if (c.num_generations > c.generation_batch_size) {
+      // A group larger than the batch is the group size's fault: say so on num_generations.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['num_generations'],
+        message: `must be at most generation_batch_size (${c.generation_batch_size}), got ${c.num_generations}`,
+      });
+    } else if (c.generation_batch_size % c.num_generations !== 0) {
       ctx.addIssue({
         code: 'custom',
         path: ['generation_batch_size'],
@@ -146,9 +154,9 @@ export function parseGrpoConfig(input: unknown): GrpoConfig {
   const result = grpoConfigSchema.safeParse(input ?? {});
   if (result.success) return result.data;
   throw new GrpoConfigError(
-    result.error.issues.map((i) => ({
+    primaryIssues(result.error.issues).map((i) => ({
       path: i.path.length ? i.path.join('.') : 'config',
-      message: i.code === 'unrecognized_keys' ? `unknown option(s) ${i.keys.join(', ')}` : i.message,
+      message: i.code === 'unrecognized_keys' ? `unknown option(s) ${i.keys.join(', ')}` : explainIssue(i, input ?? {}),
     })),
   );
 }
