@@ -65,8 +65,10 @@ function judgeAlone(c: CriterionDraft, prompt: string, response: string, budget:
   } catch (e) {
     if (!(e instanceof RubricError)) throw e;
     // The row is the criterion: name only the field ("rule text"), as the builder labels it.
-    const field = (path: string) => rubricPathLabel(path, null).replace(/^Criterion 1(, )?/, '') || 'criterion';
-    return { result: null, invalid: e.issues.map((i) => `${field(i.path)}: ${i.message}`).join('; ') };
+    // Rubric-wide checks run on this one-criterion rubric are about this criterion alone.
+    const field = (path: string) => (path === 'criteria' ? 'criterion' : rubricPathLabel(path, null).replace(/^Criterion 1(, )?/, '') || 'criterion');
+    const message = (m: string) => m.replace(/ Costliest: [^.]*\./, '');
+    return { result: null, invalid: e.issues.map((i) => `${field(i.path)}: ${message(i.message)}`).join('; ') };
   }
   const work = workOf(single, response);
   if (budget.spent + work > MAX_REGEX_WORK) {

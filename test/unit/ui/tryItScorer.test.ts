@@ -122,4 +122,12 @@ describe('tryResponse and the regex work bound', () => {
     expect(r.rows[2].invalid).toMatch(/^not run: /);
     expect(r.reward).toBeNull();
   });
+
+  it('a criterion too costly even alone is not run, and its row says why in its own terms', () => {
+    const criteria = [{ id: 'big', text: 't', weight: 1, tier: 'optional', rule: { kind: 'regex', pattern: '\\w{0,498}\\W', max_input_chars: 100_000 } }];
+    const r = tryResponse(draftFromRubric({ name: 'x', criteria }), null, parseGrpoConfig({}), 'p', 'a'.repeat(50_000));
+    expect(r.rows[0].result).toBeNull();
+    expect(r.rows[0].invalid).toMatch(/^criterion: the regex rules could cost 99,900,000 units on one response .*above the limit of 20,000,000/);
+    expect(r.rows[0].invalid).not.toMatch(/Costliest|criterion 1/);
+  });
 });
