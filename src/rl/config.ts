@@ -83,6 +83,20 @@ export const grpoConfigSchema = z
     /** null: PEFT's default modules for the architecture; "all-linear": every projection. */
     lora_target_modules: z.union([z.array(z.string().min(1).max(100)).min(1).max(32), z.literal('all-linear')]).nullable().default(null),
     use_rslora: z.boolean().default(false),
+    // Guided exploration (src/rl/explore/). Not GRPOConfig options: names follow DAPO/verl and
+    // RuscaRL; the settings help names the papers.
+    /** DAPO dynamic sampling: a group whose rewards have no variance is resampled with another prompt. */
+    dynamic_sampling: z.boolean().default(false),
+    /** verl's name: generation rounds per step at most (the first included) before zero-variance groups are kept. */
+    max_num_gen_batches: z.number().int().min(1).max(16).default(3),
+    /** RuscaRL: the fraction of each group whose sampling prompt may carry rubric criteria (0 = off). */
+    scaffold_fraction: z.number().min(0).max(1).default(0),
+    /** Probability at step 0 that such a rollout is scaffolded; it decays linearly to 0. */
+    scaffold_prob_start: z.number().min(0).max(1).default(1),
+    /** Steps over which the probability decays to 0; null = max_steps. */
+    scaffold_decay_steps: z.number().int().min(1).nullable().default(null),
+    /** Fraction of the rubric's criteria (a random subset per rollout, at least one) in a scaffold. */
+    scaffold_criteria_fraction: probability.default(0.5),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -114,6 +128,13 @@ export const grpoConfigSchema = z
     if (gdpoIssue) ctx.addIssue({ code: 'custom', path: ['multi_objective_aggregation'], message: gdpoIssue });
     if (c.top_entropy_quantile === 0) {
       ctx.addIssue({ code: 'custom', path: ['top_entropy_quantile'], message: 'must be > 0 (0 would train on no token)' });
+    }
+    if (c.scaffold_fraction > 0 && Math.floor(c.scaffold_fraction * c.num_generations + 1e-9) === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['scaffold_fraction'],
+        message: `${c.scaffold_fraction} of a group of ${c.num_generations} is no rollout: use at least ${1 / c.num_generations} (or 0 for off)`,
+      });
     }
     if (c.entropy_coef !== 0 && !Number.isFinite(c.entropy_coef)) {
       ctx.addIssue({ code: 'custom', path: ['entropy_coef'], message: 'must be finite' });

@@ -6,6 +6,7 @@ import { fetchModelFiles, loadModel, modelUrl, type ModelFiles } from '../model/
 import { loraConfigFromTrl } from '../model/lora';
 import type { Transformer } from '../model/transformer';
 import { JudgeCache, rubricVersion, type Judge } from '../rubric';
+import type { OriginBoundKey } from '../rubric/judges/remote';
 import { parseExperiment } from './experiment';
 import type { GrpoContext } from './grpoStep';
 import { buildJudge, type JudgeSources } from './judgeFactory';
@@ -16,12 +17,26 @@ export interface ContextOptions {
   judgeCache?: JudgeCache;
   /** Resume: the policy (and its AdamW moments) come from this checkpoint instead of `files`. */
   resume?: CheckpointFiles;
-  /** The remote judge's API key: held in memory, never stored with the run. */
-  judgeApiKey?: string;
+  /**
+   * The remote judge's API key: held in memory, never stored with the run. The page's worker
+   * passes it with the origin it was entered for (the judge never sends it elsewhere); a bare
+   * string is for callers that read the key for this very experiment (CLI scripts, tests).
+   */
+  judgeApiKey?: string | OriginBoundKey;
   /** Fetches another model's files for a 'model' judge (default: by the model registry's URL). */
   fetchModel?: (modelId: string) => Promise<ModelFiles>;
   /** Runs a 'model' judge elsewhere (the trainer worker: in a judge worker); default: loaded on `rt`. */
   remoteModelJudge?: JudgeSources['remoteModelJudge'];
+}
+
+/** The judge factory's key fields for a bare or an origin-bound key. */
+function judgeKeySources(key: string | OriginBoundKey | undefined): Pick<JudgeSources, 'apiKey' | 'apiKeyOrigin'> {
+  if (key === undefined || typeof key === 'string') return { apiKey: key };
+  // It crossed a worker boundary: a malformed one is refused rather than sent unbound.
+  if (key === null || typeof key !== 'object' || typeof key.key !== 'string' || typeof key.origin !== 'string') {
+    throw new TypeError("the judge's API key must come with the origin it was entered for");
+  }
+  return { apiKey: key.key, apiKeyOrigin: key.origin };
 }
 
 /**
@@ -60,7 +75,7 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
         // Under LoRA the starting policy is the base with its adapters off: no second copy.
         startingPolicy: lora ? { model: loaded.model.withoutAdapters(), tokenizer: loaded.tokenizer, formatPrompt: loaded.formatPrompt } : undefined,
         fetchModel: options.fetchModel ?? ((id) => fetchModelFiles(modelUrl(id))),
-        apiKey: options.judgeApiKey,
+        ...judgeKeySources(options.judgeApiKey),
         remoteModelJudge: options.remoteModelJudge,
       });
       judge = built.judge;

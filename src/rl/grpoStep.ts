@@ -6,8 +6,6 @@
 import type { GpuRuntime } from '../gpu/runtime';
 import { recordGroupAdvantage } from '../ops/groupAdvantage';
 import { learningRateAt } from '../ops/lrSchedule';
-import { NO_TOKEN } from '../ops/sample';
-import { generate } from '../model/generate';
 import type { Tokenizer } from '../model/tokenizer';
 import type { Transformer } from '../model/transformer';
 import {
@@ -22,6 +20,7 @@ import {
   type Scores,
 } from '../rubric';
 import type { GrpoConfig } from './config';
+import { sampleRollouts, type ExploreMetrics, type GuidedLabel } from './explore';
 import { completionMetrics, fracRewardZeroStd, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
 import { judgeFailureMetrics, type JudgeFailureMetrics } from './judgeFailures';
 import { buildRolloutBatch } from './rolloutBatch';
@@ -57,7 +56,7 @@ export interface RolloutRecord {
   prompt: string;
   completion: string;
   completion_ids: number[];
-  /** Sampling log-probs of the completion tokens. */
+  /** Sampling log-probs of the completion tokens (a guided rollout's: under its guided prompt). */
   logprobs: number[];
   /** Per completion token (for the inspector's heatmap; absent in runs saved before they existed): */
   /** each token's text; */
@@ -69,6 +68,8 @@ export interface RolloutRecord {
   /** the token's weight in the loss: 0 when masked (truncated, or below top_entropy_quantile), else 1. */
   token_weight?: number[];
   truncated: boolean;
+  /** Sampled with guidance (e.g. a rubric scaffold) but trained under `prompt`; absent = plain sampling. */
+  guided?: GuidedLabel;
   results: CriterionResult[];
   /** Scores aligned with rubric.criteria (null = not scored). */
   scores: (number | null)[];
@@ -82,6 +83,8 @@ export interface StepMetrics {
   /** The held-out rubric's view of the same rollouts (weighted mean), when the experiment has one. */
   held_out: RewardMetrics | null;
   completions: CompletionMetrics;
+  /** Guided exploration and dynamic sampling this step (absent in runs saved before they existed). */
+  exploration?: ExploreMetrics;
   frac_reward_zero_std: number;
   loss: number;
   policy_loss: number;
@@ -114,6 +117,8 @@ export interface StepHooks {
   /** Awaited after each stage: a UI can show the stage and hold the step (slow motion). */
   onStage?: (stage: Stage, rollouts: readonly RolloutRecord[]) => Promise<void> | void;
   signal?: AbortSignal;
+  /** Replacement prompts for dynamic sampling's extra rounds (the trainer draws them from the prompt set). */
+  drawPrompts?: (count: number, round: number) => string[];
 }
 
 function checkAbort(signal?: AbortSignal): void {
@@ -133,41 +138,16 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const t0 = performance.now();
 
   // 1. Sample G completions per prompt. Row r draws from (seed, step, r): distinct per rollout.
-  const promptIds = prompts.map((p) => ctx.formatPrompt(p));
-  const rolloutPromptIds = promptIds.flatMap((ids) => Array.from({ length: G }, () => ids));
-  const gen = await generate(
-    model,
-    rolloutPromptIds,
-    { max_completion_length: cfg.max_completion_length, temperature: cfg.temperature, top_k: cfg.top_k, top_p: cfg.top_p, seed: (cfg.seed + step * 0x9e3779b9) >>> 0 },
-    { eosTokenId: tokenizer.eosTokenId },
-  );
-  // A row the sampler could not draw from (NaN/Inf logits) comes back as NO_TOKEN: the model's
-  // weights or activations are not finite, and no rubric can score that.
-  const broken = gen.completions.findIndex((ids) => ids.includes(NO_TOKEN));
-  if (broken >= 0) {
-    throw new Error(`step ${step}: the model's output is not finite (NaN or Inf logits while sampling rollout ${broken}): its weights are corrupt; reload the last good checkpoint or the starting model`);
-  }
-  const rollouts: RolloutRecord[] = gen.completions.map((ids, r) => ({
-    step,
-    group: Math.floor(r / G),
-    index: r % G,
-    prompt: prompts[Math.floor(r / G)],
-    completion: tokenizer.decode(ids),
-    completion_ids: ids,
-    logprobs: gen.logprobs[r],
-    tokens: ids.map((id) => tokenizer.decode([id])),
-    truncated: gen.truncated[r],
-    results: [],
-    scores: [],
-    reward: null,
-    advantage: 0,
-  }));
+  // Guided exploration (scaffolds, dynamic sampling) lives in one place: src/rl/explore/.
+  const sampled = await sampleRollouts(ctx, step, prompts, { signal: hooks.signal, drawPrompts: hooks.drawPrompts });
+  const { rollouts } = sampled;
   await hooks.onStage?.('sampled', rollouts);
   checkAbort(hooks.signal);
 
   // 2. Judge every criterion of every rollout, then aggregate one reward per rollout.
   const tJudge = performance.now();
-  const results = await judgeRollouts(ctx.rubric, ctx.rubricVersion, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal });
+  // Dynamic sampling judged its groups already, to find the ones without reward variance.
+  const results = sampled.results ?? (await judgeRollouts(ctx.rubric, ctx.rubricVersion, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal }));
   let heldOut: RewardMetrics | null = null;
   if (ctx.heldOut) {
     const h = ctx.heldOut;
@@ -226,7 +206,8 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   checkAbort(hooks.signal);
 
   // 4. num_iterations updates on the same rollouts.
-  const batch = buildRolloutBatch(rolloutPromptIds, gen.completions, gen.truncated, {
+  // Guided rollouts are trained under the original prompt (sampled.trainPromptIds), never their guidance.
+  const batch = buildRolloutBatch(sampled.trainPromptIds, sampled.completions, sampled.truncated, {
     padTokenId: tokenizer.padTokenId,
     maskTruncatedCompletions: cfg.mask_truncated_completions,
   });
@@ -263,7 +244,8 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     step,
     rewards: rewardMetrics(rubric, scores, rollouts.map((r) => r.reward), G, cfg.reward_aggregation.pass_threshold),
     held_out: heldOut,
-    completions: completionMetrics(gen.completions.map((c) => c.length), gen.truncated),
+    completions: completionMetrics(sampled.completions.map((c) => c.length), sampled.truncated),
+    exploration: sampled.metrics,
     frac_reward_zero_std: fracRewardZeroStd(rollouts.map((r) => r.reward), G),
     loss: named.loss,
     policy_loss: named.policyLoss,
@@ -276,7 +258,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     grad_norm: gradNorm,
     learning_rate: learningRate,
     skipped,
-    sampling_tokens_per_second: gen.tokensPerSecond,
+    sampling_tokens_per_second: sampled.tokensPerSecond,
     training_tokens_per_second: (rows * cfg.num_iterations) / updateSeconds,
     judge_seconds: judgeSeconds,
     step_seconds: (performance.now() - t0) / 1000,

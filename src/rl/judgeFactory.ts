@@ -20,6 +20,8 @@ export interface JudgeSources {
   fetchModel: (modelId: string) => Promise<ModelFiles>;
   /** The remote judge's key (kept in memory by the judge object only). */
   apiKey?: string;
+  /** The origin the key was entered for: the judge never sends it to an endpoint elsewhere. */
+  apiKeyOrigin?: string;
   /**
    * Runs a 'model' judge somewhere else (the trainer worker: in a judge worker with its own GPU
    * runtime); absent, the model is loaded here, on `rt`. Never used for 'self', which shares the
@@ -79,6 +81,7 @@ export async function buildJudge(rt: GpuRuntime, choice: JudgeChoice, sources: J
           url: choice.url,
           model: choice.model,
           ...(sources.apiKey ? { apiKey: sources.apiKey } : {}),
+          ...(sources.apiKey && sources.apiKeyOrigin !== undefined ? { apiKeyOrigin: sources.apiKeyOrigin } : {}),
           ...(choice.concurrency !== undefined ? { concurrency: choice.concurrency } : {}),
           ...(choice.max_attempts !== undefined ? { maxAttempts: choice.max_attempts } : {}),
           ...(choice.timeout_ms !== undefined ? { timeoutMs: choice.timeout_ms } : {}),

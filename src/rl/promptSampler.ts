@@ -23,3 +23,14 @@ export function promptsForStep(prompts: readonly string[], perStep: number, step
   }
   return out;
 }
+
+/**
+ * Dynamic sampling's replacements for `count` discarded groups in round `round` (≥ 1) of step
+ * `step`: a shuffle of the prompt set by (seed, step, round), cycled when count exceeds it, so a
+ * resumed run draws the same ones. It leaves the epoch order of promptsForStep untouched.
+ */
+export function replacementPrompts(prompts: readonly string[], count: number, step: number, round: number, seed: number): string[] {
+  if (prompts.length === 0) throw new RangeError('the experiment has no prompts');
+  const order = epochOrder(prompts.length, (seed ^ Math.imul(step + 1, 0x85ebca6b) ^ Math.imul(round, 0xc2b2ae35)) >>> 0, 0);
+  return Array.from({ length: count }, (_, i) => prompts[order[i % prompts.length]]);
+}

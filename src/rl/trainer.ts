@@ -4,7 +4,7 @@
 import { saveCheckpoint, type CheckpointFiles } from '../model/checkpoint';
 import { grpoStep, type GrpoContext, type RolloutRecord, type Stage, type StepMetrics } from './grpoStep';
 import { unscorableMessage } from './judgeFailures';
-import { promptsForStep } from './promptSampler';
+import { promptsForStep, replacementPrompts } from './promptSampler';
 
 export type TrainerStatus = 'idle' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
 
@@ -129,6 +129,7 @@ export class GrpoTrainer {
         const prompts = promptsForStep(this.options.prompts, perStep, step, cfg.seed);
         const result = await grpoStep(this.ctx, step, prompts, {
           signal: this.abort.signal,
+          drawPrompts: (count, round) => replacementPrompts(this.options.prompts, count, step, round, cfg.seed),
           onStage: async (stage, rollouts) => {
             this.emit({ type: 'stage', step, stage, rollouts: [...rollouts] });
             if (this.slowMotion && stage !== 'updated' && !this.pauseRequested) {

@@ -8,6 +8,7 @@
 // over the steps (a run whose rubric changed has them all), in first-seen order. Empty cell: no value (null); non-finite
 // numbers are written NaN, Infinity, -Infinity (pandas reads all of these).
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
+import type { ExploreMetrics } from '../rl/explore';
 import type { CompletionMetrics, RewardMetrics } from '../rl/metrics';
 
 export type CsvValue = string | number | boolean | null | undefined;
@@ -37,7 +38,7 @@ export function neutraliseFormula(text: string): string {
 
 // The scalar fields, listed as typed records so a new metric field is a compile error here until
 // it has a column.
-const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures'>]: true } = {
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration'>]: true } = {
   frac_reward_zero_std: true,
   loss: true,
   policy_loss: true,
@@ -61,6 +62,19 @@ const REWARD_FIELDS: { [K in Exclude<keyof RewardMetrics, 'criterion_pass_rate' 
   reward_std: true,
   strict_completion_rate: true,
   unscorable: true,
+};
+// Guided exploration and dynamic sampling (src/rl/explore/), as explore/<name>.
+const EXPLORE_FIELDS: { [K in keyof ExploreMetrics]: true } = {
+  generation_rounds: true,
+  groups_resampled: true,
+  zero_std_groups_kept: true,
+  sampled_tokens: true,
+  extra_sampled_tokens: true,
+  extra_seconds: true,
+  scaffold_prob: true,
+  scaffolded: true,
+  scaffold_logprob_gap: true,
+  scaffold_is_ratio_mean: true,
 };
 const COMPLETION_FIELDS: { [K in keyof CompletionMetrics]: true } = {
   mean_length: true,
@@ -101,6 +115,9 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
     ...(Object.keys(COMPLETION_FIELDS) as (keyof CompletionMetrics)[]).map((k) => ({ name: `completions/${k}`, get: (m: StepMetrics) => m.completions[k] })),
   ];
   if (metrics.some((m) => m.held_out)) columns.push(...rewardColumns(metrics, (m) => m.held_out, 'held_out/'));
+  if (metrics.some((m) => m.exploration)) {
+    columns.push(...(Object.keys(EXPLORE_FIELDS) as (keyof ExploreMetrics)[]).map((k) => ({ name: `explore/${k}`, get: (m: StepMetrics) => m.exploration?.[k] ?? null })));
+  }
   if (metrics.some((m) => m.judge_failures)) {
     columns.push(
       { name: 'judge/unscorable_fraction', get: (m) => m.judge_failures?.unscorable_fraction ?? null },
@@ -126,12 +143,13 @@ export function metricsToCsv(metrics: readonly StepMetrics[]): string {
 }
 
 /**
- * One row per rollout: where it sits, the texts (formula-neutralised), reward, advantage and each
+ * One row per rollout: where it sits, the texts (formula-neutralised), how its sampling was guided
+ * (guided: the strategy, e.g. "scaffold", empty for plain sampling; guidance: the added text), reward, advantage and each
  * criterion's score as score/<id> (criterion ids from the rollouts' results, first-seen order).
  */
 export function rolloutsToCsv(rollouts: readonly RolloutRecord[]): string {
   const ids = union(rollouts.map((r) => Object.fromEntries(r.results.map((x) => [x.criterion_id, true]))));
-  const header = ['step', 'group', 'index', 'prompt', 'completion', 'completion_tokens', 'truncated', 'reward', 'advantage', ...ids.map((id) => `score/${id}`)];
+  const header = ['step', 'group', 'index', 'prompt', 'completion', 'completion_tokens', 'truncated', 'guided', 'guidance', 'reward', 'advantage', ...ids.map((id) => `score/${id}`)];
   const rows = rollouts.map((r) => {
     const byId = new Map(r.results.map((x) => [x.criterion_id, x.score]));
     return [
@@ -142,6 +160,8 @@ export function rolloutsToCsv(rollouts: readonly RolloutRecord[]): string {
       neutraliseFormula(r.completion),
       r.completion_ids.length,
       r.truncated,
+      r.guided?.kind ?? null,
+      r.guided ? neutraliseFormula(r.guided.guidance) : null,
       r.reward,
       r.advantage,
       ...ids.map((id) => byId.get(id) ?? null),

@@ -102,6 +102,20 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
   judge_seconds: num,
   step_seconds: num,
   update_submits: count,
+  exploration: z
+    .strictObject({
+      generation_rounds: count,
+      groups_resampled: count,
+      zero_std_groups_kept: count,
+      sampled_tokens: count,
+      extra_sampled_tokens: count,
+      extra_seconds: num,
+      scaffold_prob: num,
+      scaffolded: count,
+      scaffold_logprob_gap: num.nullable(),
+      scaffold_is_ratio_mean: num.nullable(),
+    })
+    .optional(),
   judge_failures: z
     .strictObject({
       rollouts: count,
@@ -133,6 +147,15 @@ const rolloutSchema: z.ZodType<RolloutRecord> = z.strictObject({
   token_ratio: z.array(num).optional(),
   token_weight: z.array(num).optional(),
   truncated: z.boolean(),
+  guided: z
+    .strictObject({
+      kind: z.literal('scaffold'),
+      guidance: z.string().max(100_000),
+      criteria: z.array(z.string().max(64)).max(1000),
+      logprob_gap: num.optional(),
+      is_ratio: num.optional(),
+    })
+    .optional(),
   results: z.array(criterionResultSchema),
   scores: z.array(z.number().min(0).max(1).nullable()),
   reward: num.nullable(),

@@ -253,6 +253,13 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
   if (c.dual_clip !== null) {
     lines.push(unsupported(`dual_clip ${c.dual_clip}: TRL has no dual-clip (its \`delta\` is a different, two-sided bound); not applied`));
   }
+  // Guided exploration (src/rl/explore/): TRL's GRPOConfig can express none of it.
+  if (c.dynamic_sampling) {
+    lines.push(unsupported(`dynamic_sampling (max_num_gen_batches ${c.max_num_gen_batches}): TRL's GRPOConfig has no DAPO dynamic sampling (it only logs frac_reward_zero_std); zero-variance groups are trained as sampled`));
+  }
+  if (c.scaffold_fraction > 0) {
+    lines.push(unsupported(`scaffold_fraction ${c.scaffold_fraction} (RuscaRL rubric scaffolding): TRL samples only from the dataset prompt; not applied`));
+  }
   if (c.advantage_estimator !== 'grpo') lines.push(unsupported(`advantage_estimator "${c.advantage_estimator}": TRL has no rank-based advantages; it uses "grpo"`));
   lines.push(
     note('Optimizer'),

@@ -39,8 +39,8 @@ export interface OpenRequest {
   runId?: string;
   /** IndexedDB database name (tests use their own). */
   database?: string;
-  /** The remote judge's API key: kept in this worker's memory only, never stored or sent on. */
-  judgeApiKey?: string;
+  /** The remote judge's API key with the origin it was entered for: kept in memory only, never sent to another origin. */
+  judgeApiKey?: { origin: string; key: string };
   /** The files of a "local:" model, picked by the user (Files survive postMessage). */
   localFiles?: PickedFile[];
   /** A Hub mirror, or a server laid out like the Hub, for "hf:" models (default huggingface.co). */

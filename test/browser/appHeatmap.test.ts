@@ -171,17 +171,19 @@ describe('remote judge key holder (page)', () => {
       { step: 'typed, not remembered', value: 'sk-first', remember: false, stored: {} },
       { step: 'remember ticked', value: 'sk-first', remember: true, stored: { [slot]: 'sk-first' } },
       { step: 'retyped while remembered', value: 'sk-second', remember: true, stored: { [slot]: 'sk-second' } },
-      // Another site: the typed key stays in memory, but is not stored for that site unasked.
-      { step: 'other origin', value: 'sk-second', remember: false, stored: { [slot]: 'sk-second' } },
+      // Another site: the key typed for the first one is not shown (nor sent) for it, nor stored under it.
+      { step: 'other origin', value: '', remember: false, stored: { [slot]: 'sk-second' } },
       { step: 'back to the first origin', value: 'sk-second', remember: true, stored: { [slot]: 'sk-second' } },
       { step: 'remember unticked', value: 'sk-second', remember: false, stored: {} },
-      { step: 'remember without a valid url', value: 'sk-second', remember: false, stored: {} },
+      { step: 'remember without a valid url', value: '', remember: false, stored: {} },
     ]);
     expect(r.noUrlError).toContain('endpoint URL first');
-    expect(r.forRun).toBe('sk-second');
+    // Handed to a run only for its own origin, with that origin.
+    expect(r.forRun).toEqual({ origin: 'https://judge.example', key: 'sk-second' });
+    expect(r.forOther).toBeUndefined();
     expect(r.blank).toBeUndefined();
     expect(r.full.remember).toBe(false);
     expect(r.full.error).toContain('could not be remembered');
-    expect(r.full.forRun).toBe('sk-x');
+    expect(r.full.forRun).toEqual({ origin: 'https://judge.example', key: 'sk-x' });
   });
 });

@@ -1,8 +1,9 @@
 // The judge picker never leaks the remote judge's API key: a link opens an experiment with a
-// remote judge and a judge-question criterion; with a key entered, the run's judge requests (to a
-// stand-in endpoint the browser routes) carry it, while the share link, the exported run file,
-// the saved run (all of IndexedDB) and localStorage hold the judge's URL and model, never the
-// key. Only ticking "remember on this device" stores it, under its origin; unticking removes it.
+// remote judge (off until the visitor confirms it) and a judge-question criterion; with a key
+// entered, the run's judge requests (to a stand-in endpoint the browser routes) carry it, while
+// the share link, the exported run file, the saved run (all of IndexedDB) and localStorage hold
+// the judge's URL and model, never the key. Only ticking "remember on this device" stores it,
+// under its origin; unticking removes it.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -85,7 +86,10 @@ const indexedDbDump = () =>
 
 describe('judge picker', () => {
   it('a remote judge with a key: its requests carry the key; the link, the run file and the saved run never do', async () => {
-    // The link's judge is in the picker.
+    // The link's remote judge waits, off, for the visitor to confirm its endpoint; then it is in the picker.
+    await expect(page.getByTestId('judge-kind-rules').isChecked()).resolves.toBe(true);
+    expect(await page.getByTestId('judge-consent-url').textContent()).toBe(URL_);
+    await page.getByTestId('judge-consent-use').click();
     await expect(page.getByTestId('judge-kind-remote').isChecked()).resolves.toBe(true);
     await expect(page.getByTestId('judge-url').inputValue()).resolves.toBe(URL_);
     await expect(page.getByTestId('judge-remote-model').inputValue()).resolves.toBe('judge-model');
@@ -93,7 +97,7 @@ describe('judge picker', () => {
     // Without a URL the experiment is invalid: Train is blocked and the field says why.
     await page.getByTestId('judge-url').fill('');
     await expect(page.getByTestId('train').isEnabled()).resolves.toBe(false);
-    expect(await page.getByTestId('judge-section').getByTestId('issues').textContent()).toContain('Judge — url: must be an http(s) URL');
+    expect(await page.getByTestId('judge-section').getByTestId('issues').textContent()).toMatch(/Judge\b.*: must be an http\(s\) URL/);
     await page.getByTestId('judge-url').fill(URL_);
     await page.getByTestId('judge-key').fill(KEY);
     await expect(page.getByTestId('judge-key').getAttribute('type')).resolves.toBe('password');

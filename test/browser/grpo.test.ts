@@ -79,3 +79,70 @@ describe('grpoStep', () => {
     expect(r.split.kl).toBeCloseTo(r.whole.kl, 6);
   });
 });
+
+// Guided exploration in real GRPO steps (src/rl/explore/), on a tiny model with a 256-token
+// context so a scaffolded prompt fits: dynamic sampling resamples zero-variance groups with new
+// prompts and reports its cost; rubric scaffolding labels its rollouts, trains them under the
+// original prompt and measures the log-prob mismatch with an inference pass that agrees with the
+// sampler. In this file to share its page's warm-up (shader compilation).
+const EXPLORE = '/test/harness/cases/explore.ts';
+const EXPLORE_BASE = { num_generations: 4, generation_batch_size: 8, max_completion_length: 4, learning_rate: 1e-9, temperature: 1 };
+
+describe('guided exploration: dynamic sampling (DAPO)', () => {
+  it('resamples a zero-variance group with a new prompt, judges once per round and reports the extra cost', async () => {
+    const r = await harness.runModule(EXPLORE, 'dynamic', { options: { ...EXPLORE_BASE, dynamic_sampling: true, max_num_gen_batches: 3 }, prompts: ['dead a', 'live b'], replacement: 'live' });
+    const e = r.metrics.exploration;
+    expect(e.generation_rounds).toBe(2);
+    expect(e.groups_resampled).toBe(1);
+    expect(e.zero_std_groups_kept).toBe(0);
+    expect(r.drawn).toEqual([{ count: 1, round: 1 }]);
+    // Group 0's slot now holds the replacement prompt; group 1 kept its own.
+    expect(r.rollouts.filter((x: { group: number }) => x.group === 0).every((x: { prompt: string }) => x.prompt === 'live r1 0')).toBe(true);
+    expect(r.rollouts.filter((x: { group: number }) => x.group === 1).every((x: { prompt: string }) => x.prompt === 'live b')).toBe(true);
+    expect(r.metrics.frac_reward_zero_std).toBe(0);
+    // One judge call per round: the step did not judge its rollouts a second time.
+    expect(r.judgeCalls).toBe(2);
+    expect(e.extra_sampled_tokens).toBeGreaterThan(0);
+    expect(e.sampled_tokens).toBeGreaterThan(e.extra_sampled_tokens);
+    expect(e.extra_seconds).toBeGreaterThan(0);
+  });
+
+  it('stops after max_num_gen_batches and trains the zero-variance groups left', async () => {
+    const r = await harness.runModule(EXPLORE, 'dynamic', { options: { ...EXPLORE_BASE, dynamic_sampling: true, max_num_gen_batches: 2 }, prompts: ['dead a', 'dead b'], replacement: 'dead' });
+    const e = r.metrics.exploration;
+    expect(e.generation_rounds).toBe(2);
+    expect(e.groups_resampled).toBe(2);
+    expect(e.zero_std_groups_kept).toBe(2);
+    expect(r.judgeCalls).toBe(2);
+    expect(r.metrics.frac_reward_zero_std).toBe(1);
+    expect(r.rollouts.every((x: { prompt: string }) => x.prompt.startsWith('dead r1'))).toBe(true);
+    expect(r.rollouts.every((x: { guided: unknown }) => x.guided === null)).toBe(true);
+  });
+});
+
+describe('guided exploration: rubric scaffolding (RuscaRL)', () => {
+  const SCAFFOLD = { ...EXPLORE_BASE, scaffold_fraction: 0.5, scaffold_prob_start: 1, scaffold_decay_steps: 10 };
+
+  it('labels the scaffolded rollouts, keeps their original prompt and reports the mismatch', async () => {
+    const r = await harness.runModule(EXPLORE, 'scaffold', { options: SCAFFOLD, step: 0 });
+    const guided = r.rollouts.filter((x: { guided: unknown }) => x.guided);
+    // ⌊0.5 · 4⌋ = 2 per group at p = 1: positions 0 and 1.
+    expect(guided.map((x: { group: number; index: number }) => `${x.group}:${x.index}`)).toEqual(['0:0', '0:1', '1:0', '1:1']);
+    for (const x of guided) {
+      expect(x.guided.kind).toBe('scaffold');
+      expect(x.guided.guidance).toMatch(/checked against these criteria:\n- Contains the letter/);
+      expect(x.prompt).toMatch(/^Say word \d\.$/);
+      expect(x.guided.logprob_gap).toBeGreaterThan(0);
+      expect(Number.isFinite(x.guided.is_ratio)).toBe(true);
+    }
+    const e = r.metrics.exploration;
+    expect(e).toMatchObject({ scaffold_prob: 1, scaffolded: 4 });
+    expect(e.scaffold_logprob_gap).toBeGreaterThan(0);
+    expect(e.scaffold_logprob_gap).toBeCloseTo(r.recomputedGap, 3);
+    // The re-scoring pass agrees with the sampler under the scaffolded prompt, and the
+    // per-rollout gap with a float64 recomputation from it under the original prompt.
+    expect(r.samplerDiff).toBeLessThan(2e-3);
+    expect(r.gapDiff).toBeLessThan(2e-3);
+    expect(r.metrics.skipped).toBe(false);
+  });
+});

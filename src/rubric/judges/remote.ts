@@ -4,8 +4,10 @@
 // attempt; an outer AbortSignal stops everything. Anything that does not end in one of the
 // criterion's choices is 'unscorable' with the reason, never a 0.
 // The API key lives only in a private field of the judge object: toJSON() and
-// describeRemoteJudge() leave it out, and reasons never quote it. The reply is untrusted text:
-// it is only compared with the choices and quoted (shortened) in reasons.
+// describeRemoteJudge() leave it out, and reasons never quote it. A key bound to the site it was
+// entered for (apiKeyOrigin) is never sent to another: a judge whose URL has moved elsewhere
+// drops the key and sends nothing, every answer unscorable with the reason. The reply is
+// untrusted text: it is only compared with the choices and quoted (shortened) in reasons.
 import { unscorable, type CriterionResult, type Judge, type JudgeRequest } from '../judge';
 import { judgeMessages, questionOf } from './modelJudgePrompt';
 
@@ -15,6 +17,11 @@ export interface RemoteJudgeConfig {
   model: string;
   /** Sent as "Authorization: Bearer <key>". Held in memory by the judge object only. */
   apiKey?: string;
+  /**
+   * The origin (scheme, host, port) the key was entered for. When given, the key goes only to a
+   * URL of exactly this origin; for any other the judge keeps no key and sends nothing.
+   */
+  apiKeyOrigin?: string;
   /** Requests in flight at once (1-32, default 4). */
   concurrency?: number;
   /** Tries per request, the first included (1-10, default 4). */
@@ -43,8 +50,38 @@ export interface RemoteJudgeDescription {
   maxBackoffMs: number;
   temperature: number | null;
   maxTokens: number | null;
-  /** Whether a key is set (never the key). */
+  /** Whether a key is set (never the key); false when the key was refused for another origin. */
   hasApiKey: boolean;
+}
+
+/** A key with the origin it was entered for (what the page hands the trainer). */
+export interface OriginBoundKey {
+  origin: string;
+  key: string;
+}
+
+/** The origin (scheme://host:port, default port left out) of an http(s) URL; null for anything else. */
+export function httpOrigin(url: string): string | null {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Why a key bound to `keyOrigin` must not go to `url`, or null when it may (same origin). Names
+ * both sites, never the key.
+ */
+export function keyOriginMismatch(keyOrigin: string, url: string): string | null {
+  const target = httpOrigin(url);
+  // Exactly the origin as URL.origin writes it: the page binds keys with that very string.
+  if (target !== null && keyOrigin === target) return null;
+  return (
+    `the API key was entered for ${JSON.stringify(keyOrigin)}, but the judge's endpoint is at ${JSON.stringify(target ?? url)}: ` +
+    'a key is only ever sent to the site it was entered for, so no request was sent. Enter a key for this endpoint.'
+  );
 }
 
 /** Injected in tests; the page uses the globals. */
@@ -86,6 +123,7 @@ export function describeRemoteJudge(config: RemoteJudgeConfig): RemoteJudgeDescr
   if (config.apiKey !== undefined && (typeof config.apiKey !== 'string' || !/^[\x21-\x7e]+$/.test(config.apiKey))) {
     throw new RangeError('apiKey must be printable ASCII without spaces');
   }
+  if (config.apiKeyOrigin !== undefined && typeof config.apiKeyOrigin !== 'string') throw new RangeError('apiKeyOrigin must be a string');
   const temperature = config.temperature === undefined ? DEFAULTS.temperature : config.temperature;
   if (temperature !== null && !(Number.isFinite(temperature) && temperature >= 0 && temperature <= 2)) {
     throw new RangeError(`temperature must be in [0, 2] or null, got ${String(config.temperature)}`);
@@ -105,7 +143,7 @@ export function describeRemoteJudge(config: RemoteJudgeConfig): RemoteJudgeDescr
     maxBackoffMs,
     temperature,
     maxTokens,
-    hasApiKey: config.apiKey !== undefined,
+    hasApiKey: config.apiKey !== undefined && (config.apiKeyOrigin === undefined || keyOriginMismatch(config.apiKeyOrigin, config.url) === null),
   };
 }
 
@@ -189,12 +227,16 @@ export class RemoteJudge implements Judge {
   readonly name: string;
   readonly #settings: RemoteJudgeDescription;
   readonly #apiKey: string | undefined;
+  /** Why nothing is sent: the key was entered for another origin than the endpoint's. */
+  readonly #refused: string | null;
   readonly #fetch: typeof fetch;
   readonly #random: () => number;
 
   constructor(config: RemoteJudgeConfig, deps: RemoteJudgeDeps = {}) {
     this.#settings = describeRemoteJudge(config);
-    this.#apiKey = config.apiKey;
+    // A key for another site is dropped here, before any request: it cannot reach this URL.
+    this.#refused = config.apiKey !== undefined && config.apiKeyOrigin !== undefined ? keyOriginMismatch(config.apiKeyOrigin, config.url) : null;
+    this.#apiKey = this.#refused === null ? config.apiKey : undefined;
     this.#fetch = deps.fetch ?? ((input, init) => fetch(input, init));
     this.#random = deps.random ?? Math.random;
     this.name = `remote:${this.#settings.model}`;
@@ -208,6 +250,8 @@ export class RemoteJudge implements Judge {
   async judge(requests: readonly JudgeRequest[], options: { signal?: AbortSignal } = {}): Promise<CriterionResult[]> {
     const { signal } = options;
     if (signal?.aborted) throw abortError(signal);
+    const refused = this.#refused;
+    if (refused !== null) return requests.map((r) => unscorable(r.criterion.id, refused));
     const results = new Array<CriterionResult>(requests.length);
     let fatal: string | null = null;
     let next = 0;

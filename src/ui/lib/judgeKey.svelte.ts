@@ -1,110 +1,67 @@
-// The remote judge's API key: held in this page's memory, and in localStorage (one entry per URL
-// origin) only while the user ticks "remember on this device". It is handed to the trainer
-// worker when a run opens and is never part of the experiment, a share link, an export or a
-// rollout (the experiment schema rejects key fields anyway).
+// The remote judge's API key as the picker shows it: the key of the judge URL's origin (scheme,
+// host, port). Keys are held per origin (OriginKeyStore: this page's memory, and localStorage only
+// where "remember on this device" is ticked); a new URL of another origin shows that origin's key,
+// or an empty field asking for one, never the key typed for the previous site. The key is handed
+// to the trainer worker with its origin when a run opens and is never part of the experiment, a
+// share link, an export or a rollout (the experiment schema rejects key fields anyway).
+import { httpOrigin, type OriginBoundKey } from '../../rubric/judges/remote';
+import { defaultStorage, OriginKeyStore } from './judgeKeyStore';
 
-export const JUDGE_KEY_PREFIX = 'rubric-playground.judge-key:';
-
-/** The localStorage key for a judge URL's origin; null when the URL is not a valid http(s) URL. */
-export function judgeKeyStorageKey(url: string): string | null {
-  try {
-    const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return null;
-    return JUDGE_KEY_PREFIX + parsed.origin;
-  } catch {
-    return null;
-  }
-}
-
-/** localStorage, or null where the browser refuses it (private mode, blocked storage). */
-function defaultStorage(): Storage | null {
-  try {
-    return globalThis.localStorage ?? null;
-  } catch {
-    return null;
-  }
-}
+export { JUDGE_KEY_PREFIX, judgeKeyStorageKey } from './judgeKeyStore';
 
 export class JudgeApiKey {
-  /** The key as typed (or recalled). */
+  /** The origin of the judge URL the picker shows (null: no valid http(s) URL yet). */
+  origin = $state<string | null>(null);
+  /** The key of that origin, as typed (or recalled). */
   value = $state('');
-  /** Whether the key is kept in this browser's localStorage for the current URL's origin. */
+  /** Whether the key is kept in this browser's localStorage for that origin. */
   remember = $state(false);
-  /** Why remembering failed (storage full or blocked), for the picker. */
+  /** Why remembering failed (storage full or blocked), or why a key cannot be typed yet. */
   error = $state<string | null>(null);
-  /** The localStorage entry of the current URL's origin (null: no valid URL yet). */
-  private slot: string | null = null;
+  /** Other sites that have a key in this page: theirs is never sent to this one. */
+  elsewhere = $state<string[]>([]);
+  private readonly store: OriginKeyStore;
 
-  constructor(private readonly storage: Storage | null = defaultStorage()) {}
+  constructor(storage: Storage | null = defaultStorage()) {
+    this.store = new OriginKeyStore(storage);
+  }
 
-  /**
-   * Follows the judge URL: a key remembered for the new origin is filled in; otherwise the typed
-   * key stays in memory but is not remembered for the new origin until the box is ticked again.
-   */
+  /** Follows the judge URL: shows the key of its origin (typed in this page or remembered), else none. */
   follow(url: string): void {
-    const storageKey = judgeKeyStorageKey(url);
-    if (storageKey === this.slot) return;
-    this.slot = storageKey;
-    const saved = storageKey ? this.read(storageKey) : null;
-    if (saved !== null) {
-      this.value = saved;
-      this.remember = true;
-    } else {
-      this.remember = false;
-    }
+    const origin = httpOrigin(url);
+    if (origin === this.origin) return;
+    this.origin = origin;
+    this.value = origin === null ? '' : this.store.get(origin);
+    this.remember = origin !== null && this.store.isRemembered(origin);
+    this.error = null;
+    this.elsewhere = this.store.otherOrigins(origin);
   }
 
-  /** A new key typed in: kept in memory, and stored when remembering for this origin. */
+  /** A key typed for the current origin: kept in memory, and stored when remembering for it. */
   set(value: string): void {
+    if (this.origin === null) {
+      this.error = 'Enter the endpoint URL first: a key is bound to the one site it is entered for.';
+      return;
+    }
     this.value = value;
-    if (this.remember) this.store();
+    this.error = this.store.set(this.origin, value, this.remember);
+    if (this.error !== null) this.remember = false;
   }
 
-  /** Ticks or unticks "remember on this device": stores the key, or removes the stored one. */
+  /** Ticks or unticks "remember on this device" for the current origin: stores its key, or removes it. */
   setRemember(on: boolean): void {
-    if (on && !this.slot) {
+    if (on && this.origin === null) {
       this.remember = false;
       this.error = 'Enter the endpoint URL first: a key is remembered for one site.';
       return;
     }
-    this.remember = on;
-    this.error = null;
-    if (on) this.store();
-    else if (this.slot) this.remove(this.slot);
+    if (this.origin === null) return;
+    this.error = this.store.remember(this.origin, on);
+    this.remember = on && this.error === null;
   }
 
-  /** The key to hand to the trainer; undefined when none was entered. */
-  forRun(): string | undefined {
-    const key = this.value.trim();
-    return key === '' ? undefined : key;
-  }
-
-  private read(storageKey: string): string | null {
-    try {
-      return this.storage?.getItem(storageKey) ?? null;
-    } catch {
-      return null;
-    }
-  }
-
-  private store(): void {
-    if (!this.slot) return;
-    try {
-      if (!this.storage) throw new Error('this browser does not allow local storage here');
-      if (this.value.trim() === '') this.storage.removeItem(this.slot);
-      else this.storage.setItem(this.slot, this.value.trim());
-      this.error = null;
-    } catch (e) {
-      this.remember = false;
-      this.error = `The key could not be remembered: ${(e as Error).message}. It stays in this page's memory only.`;
-    }
-  }
-
-  private remove(storageKey: string): void {
-    try {
-      this.storage?.removeItem(storageKey);
-    } catch {
-      // Nothing was stored where storage is blocked.
-    }
+  /** The key for a run whose judge is at `url`, bound to that URL's origin; undefined when none was entered for it. */
+  forRun(url: string): OriginBoundKey | undefined {
+    return this.store.forUrl(url);
   }
 }

@@ -1,11 +1,14 @@
 // One training session in the page: drives the trainer worker (open, start, single step, slow
 // motion, advance, pause, stop) and turns its events into reactive state for the run view:
 // status, the stage of the step in progress, metrics per step and the last steps' rollouts.
-// A remote judge's API key is asked for (judgeApiKey) only when a run opens, and goes to the
-// worker alone: never into the experiment or anything stored. So do the files of a model picked
-// from this computer (localFiles) and the Hub mirror of the page address (hubEndpoint). While a
-// Hub model downloads, `download` follows its progress; cancelDownload() stops it.
+// A remote judge's API key is asked for (judgeApiKey) only when a run opens, for the origin of
+// that run's judge URL (a key entered for another site is never asked for), and goes to the
+// worker alone, with its origin: never into the experiment or anything stored. So do the files
+// of a model picked from this computer (localFiles) and the Hub mirror of the page address
+// (hubEndpoint). While a Hub model downloads, `download` follows its progress; cancelDownload()
+// stops it.
 import type { RolloutRecord, Stage, StepMetrics } from '../../rl/grpoStep';
+import type { OriginBoundKey } from '../../rubric/judges/remote';
 import { startTrainerWorker, type OpenResult, type TrainerClient, type UiEvent } from '../../worker/trainerClient';
 import { summarize, type DownloadSummary } from './downloadView';
 import type { EstimateReply, EstimateRequest } from './memoryCheck.svelte';
@@ -18,8 +21,8 @@ export type SessionStatus = 'idle' | 'loading' | 'running' | 'paused' | 'stopped
 export const DEFAULT_KEEP_STEPS = 20;
 
 export interface SessionOptions {
-  /** The remote judge's API key, read when a run opens (undefined: none entered). */
-  judgeApiKey?: () => string | undefined;
+  /** The API key for a remote judge at this URL, bound to its origin, read when a run opens (undefined: none entered for it). */
+  judgeApiKey?: (url: string) => OriginBoundKey | undefined;
   /** The picked files of a "local:" model (undefined: not picked in this page). */
   localFiles?: (modelId: string) => File[] | undefined;
   /** Where "hf:" models download from (undefined: huggingface.co). */
@@ -34,10 +37,10 @@ export type ExportedFiles = Record<string, ArrayBuffer | string>;
 /** The thrown message of a cancelled download (DownloadCancelledError in src/model/hub). */
 const CANCELLED = /download cancelled/;
 
-/** Whether an experiment's judge is a remote endpoint (the only judge that takes a key). */
-function usesRemoteJudge(experiment: Record<string, unknown>): boolean {
-  const judge = experiment.judge as { kind?: unknown } | undefined;
-  return judge?.kind === 'remote';
+/** The URL of an experiment's remote judge (the only judge that takes a key); null for any other judge. */
+function remoteJudgeUrl(experiment: Record<string, unknown>): string | null {
+  const judge = experiment.judge as { kind?: unknown; url?: unknown } | undefined;
+  return judge?.kind === 'remote' && typeof judge.url === 'string' ? judge.url : null;
 }
 
 export class TrainingSession {
@@ -242,9 +245,13 @@ export class TrainingSession {
     if (this.download !== null) this.downloadStatus = status;
   }
 
-  /** The key for a remote judge; none for any other judge, so a key never travels needlessly. */
-  private judgeApiKey(experiment: Record<string, unknown>): string | undefined {
-    return usesRemoteJudge(experiment) ? this.options.judgeApiKey?.() : undefined;
+  /**
+   * The key for the experiment's remote judge, bound to that judge's origin; none for any other
+   * judge, so a key never travels needlessly (the worker's judge refuses it for another origin too).
+   */
+  private judgeApiKey(experiment: Record<string, unknown>): OriginBoundKey | undefined {
+    const url = remoteJudgeUrl(experiment);
+    return url === null ? undefined : this.options.judgeApiKey?.(url);
   }
 
   /** Opens a new run of the experiment unless it is the paused run's; false when opening failed. */

@@ -169,5 +169,12 @@ export function judgeKeyActions() {
   full.follow('https://judge.example/v1');
   full.set('sk-x');
   full.setRemember(true);
-  return { log, noUrlError, forRun: key.forRun(), blank: new JudgeApiKey(new MemoryStorage()).forRun(), full: { remember: full.remember, error: full.error, forRun: full.forRun() } };
+  return {
+    log,
+    noUrlError,
+    forRun: key.forRun('https://judge.example/v1'),
+    forOther: key.forRun('http://localhost:8000/v1'),
+    blank: new JudgeApiKey(new MemoryStorage()).forRun('https://judge.example/v1'),
+    full: { remember: full.remember, error: full.error, forRun: full.forRun('https://judge.example/v1') },
+  };
 }

@@ -261,6 +261,46 @@ describe('remote judge: the key stays private', () => {
   });
 });
 
+describe('remote judge: a key bound to its origin', () => {
+  const origin = () => new URL(base).origin;
+
+  it('sends a bound key to its own origin (any path there)', async () => {
+    handler = (_s, res) => reply(res, 'yes');
+    const judge = remoteJudge(config({ apiKeyOrigin: origin() }));
+    expect(judge.toJSON().hasApiKey).toBe(true);
+    const out = await judge.judge([request('hello')]);
+    expect(out[0].status).toBe('ok');
+    expect(seen.map((s) => s.headers.authorization)).toEqual([`Bearer ${KEY}`]);
+    expect(describeRemoteJudge(config({ url: `${base}/other`, apiKeyOrigin: origin() })).hasApiKey).toBe(true);
+  });
+
+  it('never sends a key to another origin: no request at all, every answer unscorable naming both sites', async () => {
+    handler = (_s, res) => reply(res, 'yes');
+    // The key was entered for another port of the same host, then for another host: both refused.
+    for (const keyOrigin of ['http://127.0.0.1:1', 'https://judge.example', `${origin()}/`, origin().replace('http:', 'https:')]) {
+      const judge = remoteJudge(config({ apiKeyOrigin: keyOrigin }));
+      expect(judge.toJSON().hasApiKey).toBe(false);
+      const out = await judge.judge([request('hello'), request('bye', warmth)]);
+      expect(out.map((r) => r.status)).toEqual(['unscorable', 'unscorable']);
+      expect(out.map((r) => r.criterion_id)).toEqual(['polite', 'warmth']);
+      expect(out[0].reason).toContain(`the API key was entered for ${JSON.stringify(keyOrigin)}`);
+      expect(out[0].reason).toContain(`the judge's endpoint is at ${JSON.stringify(origin())}`);
+      expect(out[0].reason).toContain('no request was sent');
+      expect(JSON.stringify(out)).not.toContain(KEY);
+      expect(inspect(judge, { showHidden: true, depth: 5 })).not.toContain(KEY);
+    }
+    expect(seen).toEqual([]);
+  });
+
+  it('a key without an origin (a CLI reading it for this endpoint) and no key at all are unchanged', async () => {
+    handler = (_s, res) => reply(res, 'no');
+    await remoteJudge(config()).judge([request('hello')]);
+    await remoteJudge(config({ apiKey: undefined, apiKeyOrigin: 'https://judge.example' })).judge([request('hello')]);
+    expect(seen.map((s) => s.headers.authorization)).toEqual([`Bearer ${KEY}`, undefined]);
+    expect(() => remoteJudge(config({ apiKeyOrigin: 42 as unknown as string }))).toThrow(/^apiKeyOrigin must be a string$/);
+  });
+});
+
 describe('matchChoice', () => {
   it('accepts the answer alone or leading, case and decoration aside; rejects anything else', () => {
     const yn = ['no', 'yes'];

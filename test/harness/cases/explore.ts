@@ -1,0 +1,114 @@
+// Page side of test/browser/explore.test.ts: guided exploration in real GRPO steps on a fresh
+// tiny byte-level GPT-2 (context 256, so a scaffolded prompt fits).
+import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { configFromHf } from '../../../src/model/config';
+import { initialWeights } from '../../../src/model/init';
+import { ParameterStore } from '../../../src/model/parameters';
+import { ByteTokenizer } from '../../../src/model/tokenizer';
+import { Transformer } from '../../../src/model/transformer';
+import { parseRubric, rubricVersion, type CriterionResult, type Judge } from '../../../src/rubric';
+import { parseGrpoConfig, type GrpoConfigInput } from '../../../src/rl/config';
+import { mismatchStats, scoreCompletions } from '../../../src/rl/explore/mismatch';
+import { grpoStep, type GrpoContext } from '../../../src/rl/grpoStep';
+import { LETTER_RUBRIC } from './grpo';
+
+const tok = new ByteTokenizer();
+
+async function context(rt: GpuRuntime, options: GrpoConfigInput, rubricJson: unknown, modelJudge?: Judge): Promise<GrpoContext> {
+  const config = configFromHf({ model_type: 'gpt2', vocab_size: tok.vocabSize, n_embd: 32, n_layer: 2, n_head: 4, n_inner: 64, n_positions: 256 });
+  const model = new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, 11, 0.1)));
+  const rubric = parseRubric(rubricJson);
+  return {
+    rt,
+    model,
+    reference: null,
+    tokenizer: tok,
+    formatPrompt: (text) => [tok.bosTokenId, ...tok.encode(`Instruction: ${text}\nResponse: `)],
+    rubric,
+    rubricVersion: await rubricVersion(rubric),
+    modelJudge,
+    config: parseGrpoConfig(options),
+  };
+}
+
+const QUESTION_RUBRIC = {
+  name: 'prompt-aware',
+  criteria: [{ id: 'good', text: 'A good answer', weight: 1, tier: 'important', judge_question: 'Is it good?', choices: ['0', '1', '2', '3', '4'] }],
+};
+
+/**
+ * A judge that fails every completion of a prompt starting with "dead" (a group with no reward
+ * variance) and scores others by a hash of the completion (almost surely varied). Counts calls.
+ */
+function promptAwareJudge() {
+  const calls = { n: 0 };
+  const judge: Judge = {
+    name: 'prompt-aware',
+    async judge(requests) {
+      calls.n++;
+      return requests.map((r): CriterionResult => {
+        let h = 0;
+        for (const ch of r.completion) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+        const score = r.prompt.startsWith('dead') ? 0 : (h % 5) / 4;
+        return { criterion_id: r.criterion.id, status: 'ok', score, reason: '' };
+      });
+    },
+  };
+  return { judge, calls };
+}
+
+/** One step with dynamic sampling; replacement prompts come from `replacements` (by round). */
+export async function dynamic(rt: GpuRuntime, input: { options: GrpoConfigInput; prompts: string[]; replacement: string }) {
+  const { judge, calls } = promptAwareJudge();
+  const ctx = await context(rt, input.options, QUESTION_RUBRIC, judge);
+  const drawn: { count: number; round: number }[] = [];
+  try {
+    const r = await grpoStep(ctx, 0, input.prompts, {
+      drawPrompts: (count, round) => {
+        drawn.push({ count, round });
+        return Array.from({ length: count }, (_, i) => `${input.replacement} r${round} ${i}`);
+      },
+    });
+    return {
+      metrics: r.metrics,
+      judgeCalls: calls.n,
+      drawn,
+      rollouts: r.rollouts.map((x) => ({ group: x.group, index: x.index, prompt: x.prompt, completion: x.completion, reward: x.reward, guided: x.guided ?? null })),
+    };
+  } finally {
+    ctx.model.params.destroy();
+  }
+}
+
+/**
+ * One scaffolded step at `step`: the rollouts, and for the guided ones the log-probs of their
+ * completions re-scored under the scaffolded prompt (must match the sampler's) and under the
+ * original prompt (the mismatch the step reported). Run it with a negligible learning_rate:
+ * the re-scoring happens after the step's update.
+ */
+export async function scaffold(rt: GpuRuntime, input: { options: GrpoConfigInput; step: number }) {
+  const ctx = await context(rt, input.options, LETTER_RUBRIC);
+  try {
+    const B = ctx.config.generation_batch_size / ctx.config.num_generations;
+    const prompts = Array.from({ length: B }, (_, i) => `Say word ${i}.`);
+    const r = await grpoStep(ctx, input.step, prompts);
+    const guided = r.rollouts.filter((x) => x.guided);
+    const opts = { padTokenId: tok.padTokenId, temperature: ctx.config.temperature, maxSequences: 8 };
+    const underScaffold = await scoreCompletions(rt, ctx.model, guided.map((x) => ctx.formatPrompt(x.prompt + x.guided!.guidance)), guided.map((x) => x.completion_ids), opts);
+    const underOriginal = await scoreCompletions(rt, ctx.model, guided.map((x) => ctx.formatPrompt(x.prompt)), guided.map((x) => x.completion_ids), opts);
+    let samplerDiff = 0;
+    guided.forEach((x, i) => x.logprobs.forEach((lp, t) => (samplerDiff = Math.max(samplerDiff, Math.abs(lp - underScaffold[i][t])))));
+    // The reported gap, recomputed here in float64 from the re-scored log-probs.
+    const recomputed = mismatchStats(guided.map((x) => x.logprobs), underOriginal);
+    const gapDiff = Math.max(0, ...guided.map((x, i) => Math.abs(x.guided!.logprob_gap! - recomputed.per_rollout[i].logprob_gap)));
+    return {
+      metrics: r.metrics,
+      samplerDiff,
+      gapDiff,
+      recomputedGap: recomputed.logprob_gap,
+      rollouts: r.rollouts.map((x) => ({ group: x.group, index: x.index, prompt: x.prompt, guided: x.guided ?? null, reward: x.reward, tokens: x.completion_ids.length })),
+    };
+  } finally {
+    ctx.model.params.destroy();
+  }
+}

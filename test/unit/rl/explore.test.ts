@@ -1,0 +1,239 @@
+// Guided exploration's pure parts (src/rl/explore/): the scaffold schedule and plan, the
+// learnability test (against the advantage kernel's float64 reference), slot filling, the
+// mismatch statistics, replacement prompts, the options' validation and their exports.
+import { describe, expect, it } from 'vitest';
+import { groupAdvantageRef } from '../../../src/ops/groupAdvantage.reference';
+import { mulberry32 } from '../../../src/rubric/dropout';
+import { parseRubric } from '../../../src/rubric';
+import { parseGrpoConfig } from '../../../src/rl/config';
+import { fillSlots, isLearnable, type SlotState } from '../../../src/rl/explore/dynamicSampling';
+import { mismatchStats } from '../../../src/rl/explore/mismatch';
+import { planScaffolds, scaffoldGuidance, scaffoldProbability, scaffoldSlots } from '../../../src/rl/explore/scaffold';
+import { promptsForStep, replacementPrompts } from '../../../src/rl/promptSampler';
+import type { RolloutRecord, StepMetrics } from '../../../src/rl/grpoStep';
+import { metricColumns, metricsToCsv, rolloutsToCsv } from '../../../src/share/csv';
+import { readRunFile, runFileJson } from '../../../src/share/runFile';
+import { FIRST_VISIT } from '../../../src/share/presets';
+import { exportToTrl } from '../../../src/share/trlExport';
+
+const RUBRIC = parseRubric({
+  name: 'r',
+  criteria: [
+    { id: 'a', text: 'Mentions apples', weight: 2, tier: 'important', rule: { kind: 'contains', terms: ['apple'] } },
+    { id: 'b', text: 'Mentions bananas', weight: 1, tier: 'optional', rule: { kind: 'contains', terms: ['banana'] } },
+    { id: 'c', text: 'Swears', weight: -1, tier: 'optional', rule: { kind: 'contains', terms: ['damn'] } },
+    { id: 'd', text: 'Tracked only', weight: 0, tier: 'optional', rule: { kind: 'contains', terms: ['x'] } },
+  ],
+});
+
+describe('scaffold schedule', () => {
+  it('decays linearly from scaffold_prob_start to 0 over scaffold_decay_steps (default max_steps)', () => {
+    const cfg = parseGrpoConfig({ scaffold_fraction: 0.5, scaffold_prob_start: 0.8, scaffold_decay_steps: 10, num_generations: 4, generation_batch_size: 8 });
+    expect([0, 5, 9, 10, 25].map((s) => scaffoldProbability(cfg, s))).toEqual([0.8, 0.4, 0.8 * 0.1, 0, 0].map((x) => expect.closeTo(x, 12)));
+    const byMax = parseGrpoConfig({ scaffold_fraction: 0.5, max_steps: 4, num_generations: 4, generation_batch_size: 8 });
+    expect(scaffoldProbability(byMax, 1)).toBeCloseTo(0.75, 12);
+    expect(scaffoldProbability(parseGrpoConfig({}), 0)).toBe(0);
+  });
+
+  it('scaffolds only the first ⌊fraction · G⌋ positions, each with ⌈fraction · K⌉ weighted criteria', () => {
+    const cfg = parseGrpoConfig({ scaffold_fraction: 0.5, scaffold_criteria_fraction: 0.5, num_generations: 4, generation_batch_size: 8 });
+    expect(scaffoldSlots(cfg)).toBe(2);
+    const plan = planScaffolds(RUBRIC, cfg, { step: 0, round: 0, group: 0 });
+    expect(plan.map((p) => p !== null)).toEqual([true, true, false, false]);
+    for (const p of plan.slice(0, 2)) {
+      // 3 weighted criteria (d has weight 0): ⌈0.5 · 3⌉ = 2, in rubric order, never "d".
+      expect(p!.criteria).toHaveLength(2);
+      const ids = p!.criteria.map((c) => c.id);
+      expect(ids).not.toContain('d');
+      expect([...ids].sort()).toEqual(ids);
+      expect(p!.guidance).toBe(scaffoldGuidance(p!.criteria));
+    }
+  });
+
+  it('is seeded, varies across groups and steps, and a lower probability scaffolds a subset', () => {
+    const at = (p: number, group: number, step = 3) =>
+      planScaffolds(RUBRIC, parseGrpoConfig({ scaffold_fraction: 1, scaffold_prob_start: p, scaffold_decay_steps: 1000, scaffold_criteria_fraction: 0.34, num_generations: 8, generation_batch_size: 8 }), { step, round: 0, group });
+    expect(at(0.6, 0)).toEqual(at(0.6, 0));
+    const lo = at(0.3, 1).map((s) => s !== null);
+    const hi = at(0.9, 1).map((s) => s !== null);
+    lo.forEach((on, i) => on && expect(hi[i]).toBe(true));
+    expect(hi.filter(Boolean).length).toBeGreaterThan(lo.filter(Boolean).length);
+    const subsets = (g: number, step = 3) => at(1, g, step).map((s) => s!.criteria.map((c) => c.id).join());
+    expect(new Set(subsets(0)).size).toBeGreaterThan(1); // different criteria within a group
+    expect(subsets(0)).not.toEqual(subsets(1));
+    expect(subsets(0, 3)).not.toEqual(subsets(0, 4));
+    expect(at(0, 0).every((s) => s === null)).toBe(true);
+  });
+
+  it('states pitfalls as things to avoid', () => {
+    expect(scaffoldGuidance(RUBRIC.criteria.slice(0, 3))).toBe('\n\nYour answer will be checked against these criteria:\n- Mentions apples\n- Mentions bananas\n- Avoid: Swears');
+  });
+});
+
+describe('learnability (dynamic sampling) agrees with the advantage kernel', () => {
+  it('on hand cases', () => {
+    const plain = (r: (number | null)[]) => isLearnable(r, [], { gdpo: false });
+    expect(plain([1, 1, 1, 1])).toBe(false);
+    expect(plain([0, 0, 0, 0])).toBe(false);
+    expect(plain([1, 0, 1, 1])).toBe(true);
+    expect(plain([null, 0.5, null, null])).toBe(false); // one valid member
+    expect(plain([null, 0.5, null, 0.25])).toBe(true);
+    const gdpo = (s: (number | null)[][], keep?: boolean[]) => isLearnable([], s, { gdpo: true, keep });
+    expect(gdpo([[1, 0], [1, 1]])).toBe(true);
+    expect(gdpo([[1, 0], [1, 0]])).toBe(false);
+    expect(gdpo([[1, 0], [1, 1]], [true, false])).toBe(false); // the varying criterion was dropped
+  });
+
+  it('on random groups with ties and missing rewards: learnable ⇔ not counted zero-std by groupAdvantageRef', () => {
+    const rand = mulberry32(7);
+    const seen = { learnable: 0, flat: 0, gdpo: 0 };
+    for (let trial = 0; trial < 400; trial++) {
+      const G = 2 + Math.floor(rand() * 4);
+      const K = 1 + Math.floor(rand() * 3);
+      const gdpo = K > 1 && rand() < 0.5;
+      const pick = () => (rand() < 0.2 ? null : [0, 0.5, 1][Math.floor(rand() * (rand() < 0.5 ? 1 : 3))]);
+      const scores = Array.from({ length: G }, () => Array.from({ length: K }, pick));
+      const rewards = gdpo ? [] : scores.map((s) => s[0]);
+      const ref = groupAdvantageRef({
+        rewards: gdpo ? scores.flat().map((x) => (x === null ? NaN : x)) : rewards.map((x) => (x === null ? NaN : x)),
+        numCriteria: gdpo ? K : 1,
+        numGenerations: G,
+        scaleRewards: 'group',
+        eps: 1e-4,
+        multiObjectiveAggregation: gdpo ? 'normalize_then_sum' : 'sum_then_normalize',
+        advantageEstimator: 'grpo',
+      });
+      if (ref.unscorableGroups === 1) continue; // no valid member: neither zero-std nor learnable there
+      const learnable = isLearnable(rewards, scores, { gdpo });
+      expect(learnable, JSON.stringify({ scores, gdpo })).toBe(ref.zeroStdGroups === 0);
+      seen[learnable ? 'learnable' : 'flat']++;
+      if (gdpo) seen.gdpo++;
+    }
+    // Both outcomes, and both modes, were exercised.
+    expect(Math.min(seen.learnable, seen.flat, seen.gdpo)).toBeGreaterThan(30);
+  });
+
+  it('fills each open slot with its draw and keeps the unlearnable ones open', () => {
+    const slots: SlotState<string>[] = [0, 1, 2].map(() => ({ group: null, learnable: false }));
+    let open = fillSlots(slots, [0, 1, 2], [
+      { group: 'a0', learnable: false },
+      { group: 'b0', learnable: true },
+      { group: 'c0', learnable: false },
+    ]);
+    expect(open).toEqual([0, 2]);
+    open = fillSlots(slots, open, [
+      { group: 'a1', learnable: true },
+      { group: 'c1', learnable: false },
+    ]);
+    expect(open).toEqual([2]);
+    expect(slots.map((s) => s.group)).toEqual(['a1', 'b0', 'c1']);
+    expect(() => fillSlots(slots, [2], [])).toThrow(/0 draws for 1 open slots/);
+  });
+});
+
+describe('scaffold mismatch statistics', () => {
+  it('match hand-computed values', () => {
+    // Δ = original − sampling: [-0.5, 1] and [0].
+    const s = mismatchStats([[-1, -2], [-3]], [[-1.5, -1], [-3]]);
+    expect(s.per_rollout[0].logprob_gap).toBeCloseTo(0.75, 12);
+    expect(s.per_rollout[0].is_ratio).toBeCloseTo(Math.exp(0.25), 12);
+    expect(s.per_rollout[1]).toEqual({ logprob_gap: 0, is_ratio: 1 });
+    expect(s.logprob_gap).toBeCloseTo(1.5 / 3, 12);
+    expect(s.is_ratio_mean).toBeCloseTo((Math.exp(-0.5) + Math.exp(1) + 1) / 3, 12);
+    expect(mismatchStats([[]], [[]])).toEqual({ logprob_gap: 0, is_ratio_mean: 1, per_rollout: [{ logprob_gap: 0, is_ratio: 1 }] });
+    expect(() => mismatchStats([[1]], [[1, 2]])).toThrow(/rollout 0/);
+  });
+});
+
+describe('replacement prompts', () => {
+  const pool = ['p0', 'p1', 'p2', 'p3', 'p4'];
+  it('are drawn from the prompt set by (seed, step, round), cycling past its size', () => {
+    const a = replacementPrompts(pool, 3, 2, 1, 42);
+    expect(a).toEqual(replacementPrompts(pool, 3, 2, 1, 42));
+    expect(new Set(a).size).toBe(3);
+    a.forEach((p) => expect(pool).toContain(p));
+    const rounds = [1, 2, 3, 4].map((r) => replacementPrompts(pool, 5, 2, r, 42).join());
+    expect(new Set(rounds).size).toBeGreaterThan(1);
+    const many = replacementPrompts(pool, 7, 0, 1, 1);
+    expect(many.slice(5)).toEqual(many.slice(0, 2));
+    expect(() => replacementPrompts([], 1, 0, 1, 1)).toThrow(/no prompts/);
+  });
+  it('leave the epoch order alone', () => {
+    const before = promptsForStep(pool, 2, 3, 9);
+    replacementPrompts(pool, 2, 3, 1, 9);
+    expect(promptsForStep(pool, 2, 3, 9)).toEqual(before);
+  });
+});
+
+describe('exploration options', () => {
+  it('default to off and are validated with the option name', () => {
+    const d = parseGrpoConfig({});
+    expect(d).toMatchObject({ dynamic_sampling: false, max_num_gen_batches: 3, scaffold_fraction: 0, scaffold_prob_start: 1, scaffold_decay_steps: null, scaffold_criteria_fraction: 0.5 });
+    expect(() => parseGrpoConfig({ num_generations: 8, scaffold_fraction: 0.1 })).toThrow(/scaffold_fraction: 0\.1 of a group of 8 is no rollout: use at least 0\.125/);
+    expect(parseGrpoConfig({ num_generations: 8, scaffold_fraction: 0.125 }).scaffold_fraction).toBe(0.125);
+    expect(() => parseGrpoConfig({ scaffold_fraction: 1.5 })).toThrow(/scaffold_fraction/);
+    expect(() => parseGrpoConfig({ max_num_gen_batches: 0 })).toThrow(/max_num_gen_batches/);
+    expect(() => parseGrpoConfig({ scaffold_decay_steps: 0 })).toThrow(/scaffold_decay_steps/);
+    expect(() => parseGrpoConfig({ scaffold_criteria_fraction: 0 })).toThrow(/scaffold_criteria_fraction/);
+    expect(() => parseGrpoConfig({ dynamic_sampling: 'yes' })).toThrow(/dynamic_sampling/);
+  });
+
+  it('the TRL export says it cannot express them', async () => {
+    const first = FIRST_VISIT.experiment as unknown as { config: Record<string, unknown> };
+    const experiment = { ...first, config: { ...first.config, dynamic_sampling: true, max_num_gen_batches: 4, scaffold_fraction: 0.5 } };
+    const script = (await exportToTrl(experiment, { modelId: 'gpt2' })).files['train_grpo.py'];
+    expect(script).toMatch(/# dynamic_sampling \(max_num_gen_batches 4\): TRL's GRPOConfig has no DAPO dynamic sampling/);
+    expect(script).toMatch(/# scaffold_fraction 0\.5 \(RuscaRL rubric scaffolding\): TRL samples only from the dataset prompt; not applied/);
+    expect(script).not.toMatch(/^\s*dynamic_sampling=/m);
+    const plain = (await exportToTrl(first, { modelId: 'gpt2' })).files['train_grpo.py'];
+    expect(plain).not.toMatch(/dynamic_sampling|scaffold/);
+  });
+});
+
+const guidedRollout: RolloutRecord = {
+  step: 0,
+  group: 0,
+  index: 0,
+  prompt: 'Name a fruit',
+  completion: 'apple',
+  completion_ids: [1, 2],
+  logprobs: [-1, -2],
+  truncated: false,
+  guided: { kind: 'scaffold', guidance: '\n\nYour answer will be checked against these criteria:\n- =Mentions apples', criteria: ['a'], logprob_gap: 0.5, is_ratio: 0.9 },
+  results: [],
+  scores: [],
+  reward: 1,
+  advantage: 0.5,
+};
+
+describe('guided rollouts and exploration metrics in exports', () => {
+  it('CSV: a guided column per rollout and explore/ metric columns', () => {
+    const csv = rolloutsToCsv([guidedRollout, { ...guidedRollout, index: 1, guided: undefined }]);
+    const [header, first, second] = csv.split('\r\n');
+    expect(header.split(',').slice(7, 9)).toEqual(['guided', 'guidance']);
+    expect(first).toContain(',scaffold,"');
+    expect(second.split(',').slice(7, 9)).toEqual(['', '']);
+  });
+
+  it('CSV metric columns appear only when a step has exploration metrics', () => {
+    const base = { step: 0, rewards: { reward: 1, reward_std: 0, criterion_pass_rate: {}, criterion_mean_score: {}, strict_completion_rate: 1, unscorable: 0, aggregations: {} }, held_out: null } as unknown as StepMetrics;
+    const exploration = { generation_rounds: 2, groups_resampled: 1, zero_std_groups_kept: 0, sampled_tokens: 40, extra_sampled_tokens: 20, extra_seconds: 0.5, scaffold_prob: 0.5, scaffolded: 2, scaffold_logprob_gap: 0.3, scaffold_is_ratio_mean: null };
+    const m = { ...base, completions: { mean_length: 1, min_length: 1, max_length: 1, clipped_ratio: 0 } } as StepMetrics;
+    expect(metricColumns([m]).some((c) => c.startsWith('explore/'))).toBe(false);
+    const withExplore = { ...m, exploration };
+    const cols = metricColumns([withExplore]);
+    expect(cols).toContain('explore/extra_sampled_tokens');
+    const row = metricsToCsv([withExplore]).split('\r\n')[1].split(',');
+    expect(row[cols.indexOf('explore/extra_sampled_tokens')]).toBe('20');
+    expect(row[cols.indexOf('explore/scaffold_is_ratio_mean')]).toBe('');
+  });
+
+  it('the run file keeps the guided label and refuses an unknown kind', async () => {
+    const json = await runFileJson({ name: 'run', experiment: structuredClone(FIRST_VISIT.experiment), metrics: [], rollouts: [guidedRollout] });
+    const back = await readRunFile(json);
+    expect(back.rollouts[0].guided).toEqual(guidedRollout.guided);
+    const bad = json.replace('"kind":"scaffold"', '"kind":"teacher"');
+    expect(bad).not.toBe(json);
+    await expect(readRunFile(bad)).rejects.toThrow(/guided/);
+  });
+});
