@@ -7,11 +7,14 @@ import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { parseGrpoConfig } from './config';
 import { DEFAULT_JUDGE, judgeChoiceSchema, keyFieldIn } from './judgeChoice';
 
+/** A required field's message when it is absent: what the page expects there. */
+const required = (what: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? `is required (${what})` : undefined) });
+
 export const experimentSchema = z
   .object({
-    model: z.string().min(1).max(200),
-    prompts: z.array(z.string().min(1).max(4000)).min(1, 'needs at least one prompt').max(10000),
-    rubric: z.unknown(),
+    model: z.string(required('a model id, e.g. "embedded/tiny-gpt2-byte" or "hf:owner/name"')).min(1).max(200),
+    prompts: z.array(z.string().min(1).max(4000), required('a list of 1 to 10,000 prompts')).min(1, 'needs at least one prompt').max(10000),
+    rubric: z.unknown().refine((v) => v !== undefined, 'is required (a rubric with a name and criteria)'),
     /** Optional clean rubric scored alongside (never trained on), e.g. to expose reward hacking. */
     held_out_rubric: z.unknown().optional(),
     config: z.record(z.string(), z.unknown()).default({}),

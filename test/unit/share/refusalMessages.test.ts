@@ -136,6 +136,9 @@ describe('refusals name the field as the page labels it, without validator jargo
     ];
     for (const p of payloads) check(linkRefusal(p)!, JSON.stringify(p).slice(0, 80));
     expect(linkRefusal({})).toEqual(['The link has no experiment (expected an object with the model, prompts, rubric and settings)']);
+    const noPrompts = base();
+    delete noPrompts.prompts;
+    expect(linkRefusal({ experiment: noPrompts })).toEqual(['Prompts: is required (a list of 1 to 10,000 prompts)']);
   });
 
   it('examples read as the page does', () => {
