@@ -17,7 +17,8 @@ import { POLICY_LOSS_SCALARS, recordPolicyLoss } from '../ops/policyLoss';
 import type { PolicyLossOptions } from '../ops/policyLoss.reference';
 import type { TokenBatch, Transformer } from '../model/transformer';
 import type { GrpoConfig } from './config';
-import { maskedQuantile, type RolloutBatch } from './rolloutBatch';
+import { entropyBonusGradient, entropyBonusMean, topEntropyMask } from './entropyBonus';
+import type { RolloutBatch } from './rolloutBatch';
 
 export type LossScalars = Record<(typeof POLICY_LOSS_SCALARS)[number], number>;
 
@@ -42,7 +43,7 @@ export interface UpdateResult {
   entropy: Float32Array;
   firstLogprobs: Float32Array | null;
   lastLogprobs: Float32Array | null;
-  /** [N * T] 1/0 of the top_entropy_quantile mask, or null when it is off. */
+  /** [N * T] 1/0 of the top_entropy_quantile mask of the first pass (each pass computes its own), or null when it is off. */
   entropyMask: Float32Array | null;
   microBatches: number;
 }
@@ -58,6 +59,8 @@ interface MicroBatch {
   old: GPUBuffer;
   ref: GPUBuffer | null;
   tokenWeights: GPUBuffer | null;
+  /** d loss / d entropy of TRL's entropy bonus (entropyBonus.ts), when entropy_coef != 0. */
+  bonusGrad: GPUBuffer | null;
 }
 
 /** Sequences [start, start + n) of a batch laid out [N, T]. */
@@ -74,6 +77,7 @@ export function microBatchScale(lossType: GrpoConfig['loss_type'], n: number, to
   return n / total; // grpo, dr_grpo: 1/N over the whole batch
 }
 
+const ENTROPY_MEAN = POLICY_LOSS_SCALARS.indexOf('entropyMean');
 const WEIGHTED = ['clipRatioLow', 'clipRatioHigh', 'clipRatioRegion', 'ratioMean', 'klMean', 'entropyMean', 'dualClipRatio'] as const;
 
 /** Combines micro-batch scalars: losses add up (already scaled), ratios and means weight by active tokens. */
@@ -105,7 +109,9 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
     dualClip: cfg.dual_clip,
     beta: cfg.beta,
     klEstimator: cfg.kl_estimator,
-    entropyCoef: cfg.entropy_coef,
+    // The entropy bonus is TRL's token mean over the trained tokens (entropyBonus.ts), not the loss
+    // type's normaliser the kernel would use: its gradient goes to the backward directly.
+    entropyCoef: 0,
     lossType: cfg.loss_type,
     importanceSamplingLevel: cfg.importance_sampling_level,
     maxCompletionLength: cfg.max_completion_length,
@@ -117,6 +123,8 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
   const lastLogprobs = cfg.num_iterations > 1 ? new Float32Array(N * T) : null;
   const entropyMask = cfg.top_entropy_quantile < 1 ? new Float32Array(N * T) : null;
   let parts: { scalars: Float32Array; scale: number }[] = [];
+  /** Σ over this pass's micro-batches of H̄_b, the entropy the bonus rewards (entropyBonus.ts). */
+  let bonusSum = 0;
   let gradNorm = 0;
   let skipped = false;
   try {
@@ -135,10 +143,12 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         old: rt.storage(rows * 4, 'grpo.old_logprobs'),
         ref: null,
         tokenWeights: null,
+        bonusGrad: null,
       });
     }
     for (let it = 0; it < cfg.num_iterations && !skipped; it++) {
       parts = [];
+      bonusSum = 0;
       for (let k = 0; k < K; k++) {
         const mb = micro[k];
         const rows = mb.n * T;
@@ -153,6 +163,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         const lp = recordLogprobsForward(rt, rec, state.logits, mb.targets, { rows, vocab: V, temperature });
         const reads: Promise<void>[] = [];
         const readInto = (buf: GPUBuffer, into: Float32Array) => reads.push(rec.readF32(buf, rows).then((x) => into.set(x, mb.start * T)));
+        let firstEntropies: Promise<Float32Array> | null = null;
         if (it === 0) {
           // π_old = π_θ before the first update (TRL's detached log-probs).
           rec.copy(lp.logprobs, mb.old, rows * 4);
@@ -166,18 +177,27 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
             rec.copy(refLp.logprobs, mb.ref, rows * 4);
             rec.releaseAfterSubmit(refLp.logprobs, refLp.entropy, refLp.rowStats, refLogits);
           }
-          const entropies = rec.readF32(lp.entropy, rows);
-          reads.push(entropies.then((e) => entropy.set(e, mb.start * T)));
-          if (entropyMask) {
-            // The entropy mask needs this micro-batch's entropies on the host (TRL: per micro-batch too).
-            await rec.submit();
-            const e = await entropies;
-            const threshold = maskedQuantile(e, mb.mask, 1 - cfg.top_entropy_quantile);
-            const m = Float32Array.from(e, (h) => (h >= threshold ? 1 : 0));
-            entropyMask.set(m, mb.start * T);
-            mb.tokenWeights = rt.upload(m, 'grpo.entropy_mask');
-            rec = rt.recorder(`grpo.update.0.${k}b`);
-          }
+          firstEntropies = rec.readF32(lp.entropy, rows);
+          reads.push(firstEntropies.then((e) => entropy.set(e, mb.start * T)));
+        }
+        // This pass's entropies on the host, for the entropy mask: every pass, as TRL computes it in
+        // compute_loss from that pass's entropies, per micro-batch.
+        let e: Float32Array | null = null;
+        if (entropyMask) {
+          const pending = firstEntropies ?? rec.readF32(lp.entropy, rows);
+          await rec.submit();
+          e = await pending;
+          rec = rt.recorder(`grpo.update.${it}.${k}b`);
+        }
+        const m = entropyMask ? topEntropyMask(e!, mb.mask, cfg.top_entropy_quantile) : null;
+        if (m) {
+          if (it === 0) entropyMask!.set(m, mb.start * T); // the inspector shows the first pass's mask, next to its entropies
+          if (mb.tokenWeights) rec.releaseAfterSubmit(mb.tokenWeights); // the previous pass's
+          mb.tokenWeights = rt.upload(m, 'grpo.entropy_mask');
+        }
+        if (cfg.entropy_coef !== 0 && (m || !mb.bonusGrad)) {
+          if (mb.bonusGrad) rec.releaseAfterSubmit(mb.bonusGrad);
+          mb.bonusGrad = rt.upload(entropyBonusGradient(mb.mask, m, cfg.entropy_coef, K), 'grpo.entropy_bonus_grad');
         }
         if (it > 0 && it === cfg.num_iterations - 1 && lastLogprobs) readInto(lp.logprobs, lastLogprobs);
         const loss = recordPolicyLoss(
@@ -189,7 +209,8 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         );
         const scale = microBatchScale(cfg.loss_type, mb.n, N, K);
         const gradLogprobs = scale === 1 ? loss.gradLogprobs : recordScale(rt, rec, loss.gradLogprobs, rows, scale);
-        const gradEntropy = loss.gradEntropy && scale !== 1 ? recordScale(rt, rec, loss.gradEntropy, rows, scale) : loss.gradEntropy;
+        // TRL's entropy bonus: already divided by the micro-batches, so never rescaled (entropyBonus.ts).
+        const gradEntropy = mb.bonusGrad;
         const dLogits = recordLogprobsBackward(rt, rec, lp, gradLogprobs, gradEntropy);
         model.backward(rec, state, dLogits);
         let stepState: Promise<{ gradNorm: number; finite: boolean }> | null = null;
@@ -208,7 +229,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         }
         const scalarRead = rec.readF32(loss.scalars, POLICY_LOSS_SCALARS.length);
         // The scaled copies (micro-batches only) are buffers of their own.
-        const scaled = scale === 1 ? [] : [gradLogprobs, ...(gradEntropy ? [gradEntropy] : [])];
+        const scaled = scale === 1 ? [] : [gradLogprobs];
         rec.releaseAfterSubmit(lp.logprobs, lp.entropy, lp.rowStats, loss.gradLogprobs, loss.scalars, dLogits, ...scaled, ...(loss.gradEntropy ? [loss.gradEntropy] : []));
         try {
           await rec.submit();
@@ -216,7 +237,9 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
           model.release(state);
         }
         await Promise.all(reads);
-        parts.push({ scalars: await scalarRead, scale });
+        const scalars = await scalarRead;
+        parts.push({ scalars, scale });
+        if (cfg.entropy_coef !== 0) bonusSum += m ? entropyBonusMean(e!, mb.mask, m) : scalars[ENTROPY_MEAN];
         if (stepState) {
           const s = await stepState;
           gradNorm = s.gradNorm;
@@ -225,7 +248,10 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
       }
     }
   } finally {
-    for (const m of micro) rt.release(m.targets, m.maskBuf, m.advantages, m.old, ...(m.ref ? [m.ref] : []), ...(m.tokenWeights ? [m.tokenWeights] : []));
+    for (const m of micro) rt.release(m.targets, m.maskBuf, m.advantages, m.old, ...(m.ref ? [m.ref] : []), ...(m.tokenWeights ? [m.tokenWeights] : []), ...(m.bonusGrad ? [m.bonusGrad] : []));
   }
-  return { scalars: combineScalars(parts), gradNorm, skipped, entropy, firstLogprobs, lastLogprobs, entropyMask, microBatches: K };
+  const scalars = combineScalars(parts);
+  // The kernel's loss has no entropy term (entropyCoef 0 above): TRL's −entropy_coef · Σ_b H̄_b / K.
+  if (cfg.entropy_coef !== 0) scalars.loss -= (cfg.entropy_coef * bonusSum) / K;
+  return { scalars, gradNorm, skipped, entropy, firstLogprobs, lastLogprobs, entropyMask, microBatches: K };
 }

@@ -65,12 +65,43 @@ describe('grpoStep', () => {
     expect(r.steps[1].metrics.kl).toBeGreaterThan(0);
   });
 
+  // TRL's entropy bonus (src/rl/entropyBonus.ts): −entropy_coef × the token mean of the entropy
+  // over the tokens the loss trains (completion tokens kept by the top-entropy mask), whatever the
+  // loss_type (grpo here, whose policy term is a per-sequence mean); the mask is recomputed at
+  // every pass, which takes one more submission per pass.
+  it('the entropy bonus is a token mean over the masked tokens, and the mask is recomputed each pass', async () => {
+    const coef = 0.5;
+    // Two passes at a learning rate too small to move the policy: the last pass's entropies (which
+    // the loss uses) are the first pass's (which the rollouts report).
+    const options = { ...BASE, learning_rate: 1e-9, loss_type: 'grpo', top_entropy_quantile: 0.5, entropy_coef: coef, num_iterations: 2 };
+    const one = await harness.runModule(CASES, 'steps', { options, steps: 1 });
+    const m = one.steps[0].metrics;
+    let sum = 0;
+    let kept = 0;
+    let tokens = 0;
+    for (const r of one.steps[0].rollouts as { token_entropy: number[]; token_weight: number[] }[]) {
+      r.token_entropy.forEach((h, j) => {
+        sum += h * r.token_weight[j];
+        kept += r.token_weight[j];
+        tokens++;
+      });
+    }
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).toBeLessThan(tokens);
+    expect((m.policy_loss - m.loss) / coef).toBeCloseTo(sum / kept, 3);
+    // Each pass reads its entropies back before its loss: two submissions a pass.
+    expect(m.update_submits).toBe(4);
+  });
+
   // Micro-batching (per_device_train_batch_size) is gradient accumulation: for grpo, dapo and
   // dr_grpo the accumulated gradient equals the one-submission gradient up to f32 summation
-  // order. Tolerance: 1e-5 of the largest gradient entry.
+  // order. Tolerance: 1e-5 of the largest gradient entry. TRL's entropy bonus is a token mean per
+  // micro-batch divided by their number, the whole batch's mean only when the micro-batches hold
+  // as many tokens: here every completion runs to max_completion_length, so they do.
   it.each(['grpo', 'dapo', 'dr_grpo'] as const)('micro-batches of 2 sequences give the same %s step as one submission', async (lossType) => {
     const r = await harness.runModule(CASES, 'microBatchParity', { options: { ...BASE, loss_type: lossType, beta: 0.05, entropy_coef: 0.01 }, microBatch: 2 });
     expect(r.sameRewards).toBe(true);
+    expect(r.whole.completions.min_length).toBe(BASE.max_completion_length);
     expect(r.maxGrad).toBeGreaterThan(1e-4);
     expect(r.maxDiff).toBeLessThan(1e-5 * r.maxGrad);
     expect(r.split.update_submits).toBe(r.whole.update_submits * (BASE.generation_batch_size / 2));

@@ -79,8 +79,8 @@ export const SETTING_GROUPS: OptionGroup[] = [
       { key: 'advantage_estimator', kind: 'enum', values: ['grpo', 'rank'], trl: null, help: 'Group mean/std advantages (grpo) or centred ranks within the group (rank).' },
       { key: 'multi_objective_aggregation', kind: 'enum', values: ['sum_then_normalize', 'normalize_then_sum'], trl: 'multi_objective_aggregation', help: 'Normalise the total reward (GRPO) or each criterion first, then sum (GDPO). GDPO sums criterion scores with the rubric weights, so it works with the weighted_mean reward (or rubric_dropout over it) only.' },
       { key: 'mask_truncated_completions', kind: 'bool', trl: 'mask_truncated_completions', help: 'Leave completions cut by max_completion_length out of the loss.' },
-      { key: 'top_entropy_quantile', kind: 'number', step: 0.05, trl: 'top_entropy_quantile', help: 'Train only on the highest-entropy fraction of tokens (the 80/20 paper: 0.2); 1 = all.' },
-      { key: 'entropy_coef', kind: 'number', step: 0.001, trl: 'entropy_coef', help: 'Entropy bonus weight; 0 = entropy only logged.' },
+      { key: 'top_entropy_quantile', kind: 'number', step: 0.05, trl: 'top_entropy_quantile', help: 'Train only on the highest-entropy fraction of tokens (the 80/20 paper: 0.2); 1 = all. As in TRL, the threshold is taken over each micro-batch\'s completion tokens and recomputed at every pass of num_iterations.' },
+      { key: 'entropy_coef', kind: 'number', step: 0.001, trl: 'entropy_coef', help: 'Entropy bonus weight: the loss gets −entropy_coef × the mean entropy of the trained tokens (completion tokens kept by top_entropy_quantile), a token mean whatever loss_type, divided by the micro-batches, as in TRL. 0 = entropy only logged.' },
     ],
   },
   {

@@ -50,7 +50,10 @@ export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; s
   for (let s = 0; s < input.steps; s++) {
     const prompts = Array.from({ length: ctx.config.generation_batch_size / ctx.config.num_generations }, (_, i) => `Say word ${i}.`);
     const r = await grpoStep(ctx, s, prompts, input.stages ? { onStage: (stage) => void seen.push(stage) } : {});
-    out.push({ metrics: r.metrics, rollouts: r.rollouts.map((x) => ({ reward: x.reward, advantage: x.advantage, completion: x.completion, group: x.group, truncated: x.truncated, scores: x.scores })) });
+    out.push({
+      metrics: r.metrics,
+      rollouts: r.rollouts.map((x) => ({ reward: x.reward, advantage: x.advantage, completion: x.completion, group: x.group, truncated: x.truncated, scores: x.scores, token_entropy: x.token_entropy, token_weight: x.token_weight })),
+    });
   }
   ctx.model.params.destroy();
   ctx.reference?.params.destroy();
