@@ -63,10 +63,12 @@ export function rewardMetrics(
 /**
  * TRL's frac_reward_zero_std: the fraction of groups whose rewards have (Bessel) standard
  * deviation torch.isclose to 0 (|σ| <= 1e-8). TRL (trl/trainer/grpo_trainer.py,
- * _generate_and_score_completions): std_grouped_rewards = rewards.view(-1, G).std(dim=1);
+ * _generate_and_score_completions, as read at huggingface/trl d2b69d76):
+ * std_grouped_rewards = rewards.view(-1, G).std(dim=1);
  * is_std_zero = torch.isclose(std_grouped_rewards, zeros); frac = is_std_zero.float().mean().
  * Here the rewards are the trained per-rollout rewards and an unscorable rollout (null) is left
- * out, as the page's nanstd leaves it out of the advantage. A group with fewer than two scored
+ * out, as TRL leaves a row with no reward out of its group's statistics (research/anchors-grpo-
+ * trainers.md §3.1, §3.2: nanmean / nanstd) and as the page's advantage kernel does. A group with fewer than two scored
  * rewards has no std (torch.std of one value is NaN, and NaN is not close to 0): it is not
  * counted. The count is per group whatever scale_rewards and multi_objective_aggregation say
  * (newer TRL tests the one batch std under scale_rewards "batch"; a group is what gives no
