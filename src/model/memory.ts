@@ -38,7 +38,7 @@ export interface TrainingShape {
    */
   microBatch?: number | null;
   /** TRL's loss_type (default 'dapo'): with several micro-batches every other type scales each one's gradient. */
-  lossType?: 'grpo' | 'bnpo' | 'dapo' | 'dr_grpo';
+  lossType?: 'grpo' | 'bnpo' | 'dapo' | 'dr_grpo' | 'cispo' | 'sapo';
 }
 
 export interface MemoryEstimate {
@@ -345,7 +345,8 @@ function runUpdate(pool: PoolSim, L: ModelLayout, shape: TrainingShape, sizes: r
   const inputs = stepInputs(sizes, T).buffers;
   pool.acquire(inputs);
   const kept: BufferEstimate[] = [];
-  const scaled = sizes.length > 1 && (shape.lossType ?? 'dapo') !== 'dapo';
+  // dapo and cispo divide by num_items_in_batch instead (update.ts microBatchScale).
+  const scaled = sizes.length > 1 && !['dapo', 'cispo'].includes(shape.lossType ?? 'dapo');
   sizes.forEach((n, k) => {
     const sub = updateSubmission(L, n, T, { beta: shape.beta, entropyCoef: shape.entropyCoef ?? 0, scaled, optimizer: k === sizes.length - 1 });
     pool.acquire([...sub.released, ...sub.kept]);

@@ -19,17 +19,23 @@ export const grpoConfigSchema = z
     top_p: probability.default(1.0),
     top_k: z.number().int().min(0).default(0),
     // Objective
-    loss_type: z.enum(['grpo', 'bnpo', 'dapo', 'dr_grpo']).default('dapo'),
+    loss_type: z.enum(['grpo', 'bnpo', 'dapo', 'dr_grpo', 'cispo', 'sapo']).default('dapo'),
     beta: z.number().min(0).default(0.0),
     kl_estimator: z.enum(['k1', 'k2', 'k3']).default('k3'),
     epsilon: z.number().min(0).max(10).default(0.2),
     epsilon_high: z.number().min(0).max(10).nullable().default(null),
     dual_clip: z.number().gt(1).nullable().default(null),
+    // TRL loss variants (issue 16): INTELLECT-2's two-sided clip, sapo's gate temperatures and
+    // DeepSeek-V3.2's unbiased KL; src/ops/policyLoss.reference.ts has the formulas.
+    delta: z.number().gt(1).nullable().default(null),
+    sapo_temperature_pos: z.number().gt(0).default(1.0),
+    sapo_temperature_neg: z.number().gt(0).default(1.05),
+    use_bias_correction_kl: z.boolean().default(false),
     num_iterations: z.number().int().min(1).max(16).default(1),
     importance_sampling_level: z.enum(['token', 'sequence']).default('token'),
     scale_rewards: z.enum(['group', 'batch', 'none']).default('group'),
     multi_objective_aggregation: z.enum(['sum_then_normalize', 'normalize_then_sum']).default('sum_then_normalize'),
-    advantage_estimator: z.enum(['grpo', 'rank']).default('grpo'),
+    advantage_estimator: z.enum(['grpo', 'rank', 'rloo']).default('grpo'),
     mask_truncated_completions: z.boolean().default(false),
     top_entropy_quantile: z.number().min(0).max(1).default(1.0),
     entropy_coef: z.number().default(0.0),
@@ -121,8 +127,14 @@ export const grpoConfigSchema = z
         message: `must divide generation_batch_size (${c.generation_batch_size}), got ${c.per_device_train_batch_size}`,
       });
     }
-    if (c.advantage_estimator === 'rank' && c.multi_objective_aggregation === 'normalize_then_sum') {
-      ctx.addIssue({ code: 'custom', path: ['advantage_estimator'], message: '"rank" cannot be combined with multi_objective_aggregation "normalize_then_sum"' });
+    if (c.advantage_estimator !== 'grpo' && c.multi_objective_aggregation === 'normalize_then_sum') {
+      ctx.addIssue({ code: 'custom', path: ['advantage_estimator'], message: `"${c.advantage_estimator}" cannot be combined with multi_objective_aggregation "normalize_then_sum"` });
+    }
+    // delta and dual_clip bound the PPO clipped surrogate; cispo and sapo have none (TRL ignores delta there).
+    if (c.loss_type === 'cispo' || c.loss_type === 'sapo') {
+      for (const key of ['delta', 'dual_clip'] as const) {
+        if (c[key] !== null) ctx.addIssue({ code: 'custom', path: [key], message: `applies only to loss_type grpo, bnpo, dapo or dr_grpo, not ${c.loss_type}: leave it empty` });
+      }
     }
     const gdpoIssue = gdpoAggregationIssue(c.multi_objective_aggregation, c.reward_aggregation);
     if (gdpoIssue) ctx.addIssue({ code: 'custom', path: ['multi_objective_aggregation'], message: gdpoIssue });

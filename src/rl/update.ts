@@ -3,8 +3,8 @@
 // per_device_train_batch_size sequences (TRL's name; null = the whole batch). Each micro-batch
 // is one queue submission; gradients accumulate across them and the optimizer step rides in
 // the last one, so with one micro-batch a pass is exactly one submission, as before.
-// Loss normalisation follows TRL under gradient accumulation: dapo divides by the active tokens
-// of the whole batch (num_items_in_batch); grpo and dr_grpo by the whole batch's sequences
+// Loss normalisation follows TRL under gradient accumulation: dapo and cispo divide by the active
+// tokens of the whole batch (num_items_in_batch); grpo, sapo and dr_grpo by the whole batch's sequences
 // (each micro-batch's gradient is scaled by its share n_b / N); bnpo divides each micro-batch by
 // its own tokens and by the number of micro-batches, as TRL does.
 import type { GpuRuntime } from '../gpu/runtime';
@@ -72,9 +72,9 @@ function sliceTokens(tokens: TokenBatch, start: number, n: number): TokenBatch {
 /** The factor a micro-batch's gradient gets so the sum over micro-batches is the whole batch's loss. */
 export function microBatchScale(lossType: GrpoConfig['loss_type'], n: number, total: number, microBatches: number): number {
   if (microBatches === 1) return 1;
-  if (lossType === 'dapo') return 1; // normalised by num_items_in_batch instead
+  if (lossType === 'dapo' || lossType === 'cispo') return 1; // normalised by num_items_in_batch instead
   if (lossType === 'bnpo') return 1 / microBatches;
-  return n / total; // grpo, dr_grpo: 1/N over the whole batch
+  return n / total; // grpo, sapo, dr_grpo: 1/N over the whole batch
 }
 
 const ENTROPY_MEAN = POLICY_LOSS_SCALARS.indexOf('entropyMean');
@@ -107,6 +107,10 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
     epsilon: cfg.epsilon,
     epsilonHigh: cfg.epsilon_high ?? cfg.epsilon,
     dualClip: cfg.dual_clip,
+    delta: cfg.delta,
+    sapoTemperaturePos: cfg.sapo_temperature_pos,
+    sapoTemperatureNeg: cfg.sapo_temperature_neg,
+    useBiasCorrectionKl: cfg.use_bias_correction_kl,
     beta: cfg.beta,
     klEstimator: cfg.kl_estimator,
     // The entropy bonus is TRL's token mean over the trained tokens (entropyBonus.ts), not the loss
@@ -115,7 +119,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
     lossType: cfg.loss_type,
     importanceSamplingLevel: cfg.importance_sampling_level,
     maxCompletionLength: cfg.max_completion_length,
-    ...(K > 1 && cfg.loss_type === 'dapo' ? { numItemsInBatch: totalTokens } : {}),
+    ...(K > 1 && (cfg.loss_type === 'dapo' || cfg.loss_type === 'cispo') ? { numItemsInBatch: totalTokens } : {}),
   };
   const micro: MicroBatch[] = [];
   const entropy = new Float32Array(N * T);

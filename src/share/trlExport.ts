@@ -245,6 +245,10 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
     ['multi_objective_aggregation', 'sum_then_normalize'],
     ['top_entropy_quantile', 1.0],
     ['entropy_coef', 0.0],
+    ['delta', null],
+    ['sapo_temperature_pos', 1.0],
+    ['sapo_temperature_neg', 1.05],
+    ['use_bias_correction_kl', false],
   ];
   for (const [name, trlDefault] of newer) {
     if (c[name] !== trlDefault) lines.push(option(name, c[name], 'needs a recent TRL'));
@@ -260,7 +264,14 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
   if (c.scaffold_fraction > 0) {
     lines.push(unsupported(`scaffold_fraction ${c.scaffold_fraction} (RuscaRL rubric scaffolding): TRL samples only from the dataset prompt; not applied`));
   }
-  if (c.advantage_estimator !== 'grpo') lines.push(unsupported(`advantage_estimator "${c.advantage_estimator}": TRL has no rank-based advantages; it uses "grpo"`));
+  if (c.advantage_estimator === 'rank') lines.push(unsupported(`advantage_estimator "rank": TRL has no rank-based advantages; it uses "grpo"`));
+  if (c.advantage_estimator === 'rloo') {
+    lines.push(
+      unsupported(
+        `advantage_estimator "rloo": TRL's GRPOTrainer has no leave-one-out baseline (RLOO is its separate RLOOTrainer); it uses "grpo" with scale_rewards as set (scale_rewards="none" gives the RLOO advantages times (num_generations - 1) / num_generations)`,
+      ),
+    );
+  }
   lines.push(
     note('Optimizer'),
     option('learning_rate', c.learning_rate),

@@ -12,6 +12,9 @@ describe('micro-batch accumulation', () => {
     expect(microBatchScale('bnpo', 2, 8, 4)).toBe(0.25);
     // dapo divides by the whole batch's tokens (num_items_in_batch) in the kernel instead.
     expect(microBatchScale('dapo', 2, 8, 4)).toBe(1);
+    // TRL normalises cispo as dapo and sapo as grpo.
+    expect(microBatchScale('cispo', 2, 8, 4)).toBe(1);
+    expect(microBatchScale('sapo', 2, 8, 4)).toBe(0.25);
   });
 
   it('adds scaled losses and weights ratios by active tokens', () => {

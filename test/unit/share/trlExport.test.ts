@@ -128,6 +128,25 @@ for node in ast.walk(tree):
     for (const k of ['importance_sampling_level', 'top_entropy_quantile', 'entropy_coef', 'multi_objective_aggregation']) expect(Object.keys(plain)).not.toContain(k);
   });
 
+  it.skipIf(!PYTHON)('carries the newer TRL loss options (delta, cispo, sapo temperatures, use_bias_correction_kl) as GRPOConfig arguments', async () => {
+    const read = async (config: Record<string, unknown>) => readScript((await exportToTrl(experiment(config))).files['train_grpo.py']).kwargs;
+    const cispo = await read({ loss_type: 'cispo', epsilon_high: 5, beta: 0.01, use_bias_correction_kl: true });
+    expect(cispo).toMatchObject({ loss_type: 'cispo', epsilon_high: 5, beta: 0.01, use_bias_correction_kl: true });
+    const sapo = await read({ loss_type: 'sapo', sapo_temperature_pos: 0.8, sapo_temperature_neg: 1.2 });
+    expect(sapo).toMatchObject({ loss_type: 'sapo', sapo_temperature_pos: 0.8, sapo_temperature_neg: 1.2 });
+    expect(await read({ delta: 4 })).toMatchObject({ delta: 4 });
+    // At TRL's defaults they are left out (older TRL releases do not know them).
+    const plain = await read({});
+    for (const k of ['delta', 'sapo_temperature_pos', 'sapo_temperature_neg', 'use_bias_correction_kl']) expect(Object.keys(plain)).not.toContain(k);
+  });
+
+  it('advantage_estimator "rloo" becomes a note: TRL\'s GRPOTrainer has no leave-one-out baseline', async () => {
+    const { files, notes } = await exportToTrl(experiment({ advantage_estimator: 'rloo' }));
+    expect(files['train_grpo.py']).toMatch(/# advantage_estimator "rloo": TRL's GRPOTrainer has no leave-one-out baseline \(RLOO is its separate RLOOTrainer\)/);
+    expect(notes).toContainEqual(expect.stringMatching(/^advantage_estimator "rloo"/));
+    expect(files['README.md']).toContain('advantage_estimator "rloo"');
+  });
+
   it('options TRL lacks become comments and notes that say so', async () => {
     const { files, notes } = await exportToTrl(experiment({ kl_estimator: 'k2', dual_clip: 3, advantage_estimator: 'rank', on_nonfinite: 'stop' }));
     const script = files['train_grpo.py'];
