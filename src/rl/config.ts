@@ -103,6 +103,20 @@ export const grpoConfigSchema = z
     scaffold_decay_steps: z.number().int().min(1).nullable().default(null),
     /** Fraction of the rubric's criteria (a random subset per rollout, at least one) in a scaffold. */
     scaffold_criteria_fraction: probability.default(0.5),
+    // Token credit (src/rl/credit/): how a rollout's advantage is spread over its tokens. Not
+    // GRPOConfig options (TRL broadcasts one advantage to every token); the help names the papers.
+    /** RCCA / DRACO: the fraction of the advantage redistributed onto criteria's evidence spans (0 = off). */
+    span_credit: z.number().min(0).max(1).default(0),
+    /** CriPO: in negative-advantage rollouts, flip the advantage of the spans of criteria they meet. */
+    cripo_flip: z.boolean().default(false),
+    /** ERPO / DGPO entropy pivots: the top fraction of each completion's tokens by entropy (0 = off). */
+    entropy_pivot_quantile: z.number().min(0).max(1).default(0),
+    /** The weight of a pivot token relative to the others, before the mean-1 normalisation. */
+    entropy_pivot_boost: z.number().min(1).max(100).default(2),
+    /** Mix from targeted credit (step 0) to uniform credit: constant keeps it targeted. */
+    credit_schedule: z.enum(['constant', 'linear', 'cosine']).default('constant'),
+    /** Steps over which the schedule reaches uniform credit; null = max_steps. */
+    credit_schedule_steps: z.number().int().min(1).nullable().default(null),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -148,6 +162,7 @@ export const grpoConfigSchema = z
         message: `${c.scaffold_fraction} of a group of ${c.num_generations} is no rollout: use at least ${1 / c.num_generations} (or 0 for off)`,
       });
     }
+    for (const issue of tokenCreditIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     if (c.entropy_coef !== 0 && !Number.isFinite(c.entropy_coef)) {
       ctx.addIssue({ code: 'custom', path: ['entropy_coef'], message: 'must be finite' });
     }
@@ -170,6 +185,37 @@ export function gdpoAggregationIssue(
   if (base === 'weighted_mean') return null;
   const what = aggregation.method === 'rubric_dropout' ? `rubric_dropout over "${base}"` : `"${base}"`;
   return `"normalize_then_sum" (GDPO) normalises each criterion's score within its group and sums them with the rubric weights, so it trains on a weighted sum of criterion scores; reward_aggregation ${what} is not one (the reward shown would not be the reward trained). Use reward_aggregation "weighted_mean" (or rubric_dropout over it) with GDPO, or multi_objective_aggregation "sum_then_normalize" with ${what}`;
+}
+
+/** Whether any token-credit option is on (then grpoStep computes per-token weights). */
+export function tokenCreditOn(c: { span_credit: number; cripo_flip: boolean; entropy_pivot_quantile: number }): boolean {
+  return c.span_credit > 0 || c.cripo_flip || c.entropy_pivot_quantile > 0;
+}
+
+/** Token-credit options that cannot work with the rest of the config, with the reason. */
+function tokenCreditIssues(c: {
+  span_credit: number;
+  cripo_flip: boolean;
+  entropy_pivot_quantile: number;
+  num_iterations: number;
+  importance_sampling_level: string;
+}): { path: string[]; message: string }[] {
+  const issues: { path: string[]; message: string }[] = [];
+  const on = tokenCreditOn(c);
+  if (on && c.importance_sampling_level === 'sequence') {
+    const which = c.span_credit > 0 ? 'span_credit' : c.cripo_flip ? 'cripo_flip' : 'entropy_pivot_quantile';
+    issues.push({
+      path: [which],
+      message: 'token credit needs importance_sampling_level "token": with "sequence" (GSPO) every token of a completion gets the same gradient, so per-token weights would only rescale the sequence',
+    });
+  }
+  if (c.cripo_flip && c.num_iterations > 1) {
+    issues.push({
+      path: ['cripo_flip'],
+      message: `needs num_iterations = 1, got ${c.num_iterations}: the flip is a negative token weight on the clipped loss, which equals a flipped advantage only while π_θ = π_old (the first pass); later passes would lose the clip on those tokens`,
+    });
+  }
+  return issues;
 }
 
 export type GrpoConfig = z.output<typeof grpoConfigSchema>;

@@ -23,6 +23,7 @@ import type { GrpoConfig } from './config';
 import { sampleRollouts, type ExploreMetrics, type GuidedLabel } from './explore';
 import { completionMetrics, fracRewardZeroStd, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
 import { judgeFailureMetrics, type JudgeFailureMetrics } from './judgeFailures';
+import { tokenCredit } from './credit';
 import { buildRolloutBatch } from './rolloutBatch';
 import { runUpdate, type UpdateResult } from './update';
 
@@ -65,8 +66,14 @@ export interface RolloutRecord {
   token_entropy?: number[];
   /** π_θ/π_old at the last update pass (exactly 1 when num_iterations = 1); */
   token_ratio?: number[];
-  /** the token's weight in the loss: 0 when masked (truncated, or below top_entropy_quantile), else 1. */
+  /** the token's weight in the loss: 0 when masked (truncated, or below top_entropy_quantile), else 1 times its token credit (src/rl/credit; negative = flipped advantage); */
   token_weight?: number[];
+  /** the evidence-span credit multiplier (span_credit on) and the entropy-pivot weight (entropy_pivot_quantile on). */
+  token_span_credit?: number[];
+  token_entropy_pivot?: number[];
+  /** CriPO diagnostics: criteria this rollout meets with a negative advantage (Suppressed), and its group's criteria no rollout meets (Unexplored). */
+  suppressed_criteria?: string[];
+  unexplored_criteria?: string[];
   truncated: boolean;
   /** Sampled with guidance (e.g. a rubric scaffold) but trained under `prompt`; absent = plain sampling. */
   guided?: GuidedLabel;
@@ -86,6 +93,9 @@ export interface StepMetrics {
   /** Guided exploration and dynamic sampling this step (absent in runs saved before they existed). */
   exploration?: ExploreMetrics;
   frac_reward_zero_std: number;
+  /** CriPO diagnostics (src/rl/credit/criteria.ts): Σ over groups of Unexplored / Suppressed positive criteria (absent in older runs). */
+  unexplored_criteria?: number;
+  suppressed_criteria?: number;
   loss: number;
   policy_loss: number;
   kl: number | null;
@@ -214,6 +224,23 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const N = batch.tokens.batch;
   const T = batch.tokens.seqLen;
   const rows = N * T;
+  // Token credit (src/rl/credit/): how each advantage spreads over its tokens; off = uniform, as TRL.
+  const credit = tokenCredit({
+    config: cfg,
+    step,
+    criteria: rubric.criteria,
+    rollouts,
+    groups: rollouts.length / G,
+    decode: (ids) => tokenizer.decode(ids),
+    seqLen: T,
+    completionStart: batch.completionStart,
+  });
+  rollouts.forEach((r, i) => {
+    const suppressed = credit.diagnostics.suppressed[i];
+    const unexplored = credit.diagnostics.unexplored[r.group];
+    if (suppressed.length) r.suppressed_criteria = suppressed;
+    if (unexplored?.length) r.unexplored_criteria = unexplored;
+  });
   const learningRate = learningRateAt(step, {
     learning_rate: cfg.learning_rate,
     lr_scheduler_type: cfg.lr_scheduler_type,
@@ -224,11 +251,12 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const submitsBefore = rt.counters.submits;
   let update: UpdateResult;
   try {
-    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: adv.advantages, step, learningRate });
+    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: adv.advantages, step, learningRate, tokenCredit: credit.source });
   } finally {
     rt.release(adv.advantages);
   }
   const { scalars: named, gradNorm, skipped } = update;
+  const creditViews = credit.views();
   const updateSeconds = (performance.now() - tUpdate) / 1000;
   rollouts.forEach((r, b) => {
     const at = (j: number) => b * T + batch.completionStart + j;
@@ -236,7 +264,11 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     r.token_entropy = Array.from({ length: n }, (_, j) => update.entropy[at(j)]);
     const { firstLogprobs: first, lastLogprobs: last } = update;
     r.token_ratio = Array.from({ length: n }, (_, j) => (first && last ? Math.exp(last[at(j)] - first[at(j)]) : 1));
-    r.token_weight = Array.from({ length: n }, (_, j) => batch.mask[at(j)] * (update.entropyMask ? update.entropyMask[at(j)] : 1));
+    const { entropyMask, creditWeights } = update;
+    r.token_weight = Array.from({ length: n }, (_, j) => batch.mask[at(j)] * (entropyMask ? entropyMask[at(j)] : 1) * (creditWeights ? creditWeights[at(j)] : 1));
+    const views = creditViews[b];
+    if (views?.span) r.token_span_credit = views.span;
+    if (views?.pivot) r.token_entropy_pivot = views.pivot;
   });
   await hooks.onStage?.('updated', rollouts);
 
@@ -247,6 +279,8 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     completions: completionMetrics(sampled.completions.map((c) => c.length), sampled.truncated),
     exploration: sampled.metrics,
     frac_reward_zero_std: fracRewardZeroStd(rollouts.map((r) => r.reward), G),
+    unexplored_criteria: credit.diagnostics.unexploredCount,
+    suppressed_criteria: credit.diagnostics.suppressedCount,
     loss: named.loss,
     policy_loss: named.policyLoss,
     kl: cfg.beta !== 0 ? named.klMean : null,

@@ -32,6 +32,19 @@ export interface UpdateInput {
   advantages: GPUBuffer;
   step: number;
   learningRate: number;
+  /** Per-token loss weights from the token-credit stage (src/rl/credit); absent = 1 on every token. */
+  tokenCredit?: TokenWeightSource | null;
+}
+
+/**
+ * Per-token weights of the policy term (the kernel's token_weights), fixed for the batch at the
+ * first pass. A negative weight flips the token's advantage sign (exact while π_θ = π_old).
+ */
+export interface TokenWeightSource {
+  /** The weights depend on the first pass's entropies (the pass then reads them back before its loss). */
+  readonly needsEntropy: boolean;
+  /** [n * T] weights of sequences [start, start + n); `entropy` is their first-pass entropies when needsEntropy. */
+  weightsFor(start: number, n: number, entropy: Float32Array | null): Float32Array;
 }
 
 export interface UpdateResult {
@@ -45,6 +58,8 @@ export interface UpdateResult {
   lastLogprobs: Float32Array | null;
   /** [N * T] 1/0 of the top_entropy_quantile mask of the first pass (each pass computes its own), or null when it is off. */
   entropyMask: Float32Array | null;
+  /** [N * T] the token-credit weights (before the entropy mask), or null without tokenCredit. */
+  creditWeights: Float32Array | null;
   microBatches: number;
 }
 
@@ -59,6 +74,8 @@ interface MicroBatch {
   old: GPUBuffer;
   ref: GPUBuffer | null;
   tokenWeights: GPUBuffer | null;
+  /** [n * T] token-credit weights, fixed at the first pass (the entropy mask multiplies them each pass). */
+  credit: Float32Array | null;
   /** d loss / d entropy of TRL's entropy bonus (entropyBonus.ts), when entropy_coef != 0. */
   bonusGrad: GPUBuffer | null;
 }
@@ -126,6 +143,8 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
   const firstLogprobs = cfg.num_iterations > 1 ? new Float32Array(N * T) : null;
   const lastLogprobs = cfg.num_iterations > 1 ? new Float32Array(N * T) : null;
   const entropyMask = cfg.top_entropy_quantile < 1 ? new Float32Array(N * T) : null;
+  const credit = input.tokenCredit ?? null;
+  const creditWeights = credit ? new Float32Array(N * T) : null;
   let parts: { scalars: Float32Array; scale: number }[] = [];
   /** Σ over this pass's micro-batches of H̄_b, the entropy the bonus rewards (entropyBonus.ts). */
   let bonusSum = 0;
@@ -147,6 +166,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         old: rt.storage(rows * 4, 'grpo.old_logprobs'),
         ref: null,
         tokenWeights: null,
+        credit: null,
         bonusGrad: null,
       });
     }
@@ -184,20 +204,26 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
           firstEntropies = rec.readF32(lp.entropy, rows);
           reads.push(firstEntropies.then((e) => entropy.set(e, mb.start * T)));
         }
-        // This pass's entropies on the host, for the entropy mask: every pass, as TRL computes it in
-        // compute_loss from that pass's entropies, per micro-batch.
+        // This pass's entropies on the host, for the entropy mask (every pass: TRL computes it in
+        // compute_loss, from that pass's entropies, per micro-batch) and entropy-gated credit (first pass).
         let e: Float32Array | null = null;
-        if (entropyMask) {
+        if (entropyMask || (it === 0 && credit?.needsEntropy)) {
           const pending = firstEntropies ?? rec.readF32(lp.entropy, rows);
           await rec.submit();
           e = await pending;
           rec = rt.recorder(`grpo.update.${it}.${k}b`);
         }
+        // Token credit (src/rl/credit) is fixed for the batch at the first pass; TRL's entropy mask multiplies it.
+        if (it === 0 && credit) {
+          mb.credit = credit.weightsFor(mb.start, mb.n, e);
+          creditWeights!.set(mb.credit, mb.start * T);
+        }
         const m = entropyMask ? topEntropyMask(e!, mb.mask, cfg.top_entropy_quantile) : null;
-        if (m) {
-          if (it === 0) entropyMask!.set(m, mb.start * T); // the inspector shows the first pass's mask, next to its entropies
+        if (m && it === 0) entropyMask!.set(m, mb.start * T); // the inspector shows the first pass's mask, next to its entropies
+        if (m || (it === 0 && mb.credit)) {
+          const c = mb.credit;
           if (mb.tokenWeights) rec.releaseAfterSubmit(mb.tokenWeights); // the previous pass's
-          mb.tokenWeights = rt.upload(m, 'grpo.entropy_mask');
+          mb.tokenWeights = rt.upload(c && m ? c.map((x, i) => x * m[i]) : (m ?? c!), 'grpo.token_weights');
         }
         if (cfg.entropy_coef !== 0 && (m || !mb.bonusGrad)) {
           if (mb.bonusGrad) rec.releaseAfterSubmit(mb.bonusGrad);
@@ -257,5 +283,5 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
   const scalars = combineScalars(parts);
   // The kernel's loss has no entropy term (entropyCoef 0 above): TRL's −entropy_coef · Σ_b H̄_b / K.
   if (cfg.entropy_coef !== 0) scalars.loss -= (cfg.entropy_coef * bonusSum) / K;
-  return { scalars, gradNorm, skipped, entropy, firstLogprobs, lastLogprobs, entropyMask, microBatches: K };
+  return { scalars, gradNorm, skipped, entropy, firstLogprobs, lastLogprobs, entropyMask, creditWeights, microBatches: K };
 }

@@ -56,6 +56,8 @@ const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held
   judge_seconds: true,
   step_seconds: true,
   update_submits: true,
+  unexplored_criteria: true,
+  suppressed_criteria: true,
 };
 const REWARD_FIELDS: { [K in Exclude<keyof RewardMetrics, 'criterion_pass_rate' | 'criterion_mean_score' | 'aggregations'>]: true } = {
   reward: true,

@@ -15,7 +15,8 @@ import { z } from 'zod';
 import type { CheckpointFiles } from '../model/checkpoint';
 import { parseExperiment, type Experiment } from '../rl/experiment';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
-import { parseRubric, rubricVersion } from '../rubric';
+import { MAX_SPANS, parseRubric, rubricVersion } from '../rubric';
+import { MAX_CRITERIA } from '../rubric/schema';
 import { base64ToBytes, bytesToBase64, checkKeys, ShareLinkError } from './link';
 
 export const RUN_FILE_FORMAT = 'rubric-playground-run';
@@ -102,6 +103,8 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
   judge_seconds: num,
   step_seconds: num,
   update_submits: count,
+  unexplored_criteria: count.optional(),
+  suppressed_criteria: count.optional(),
   exploration: z
     .strictObject({
       generation_rounds: count,
@@ -130,7 +133,14 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
 });
 
 const criterionResultSchema = z.union([
-  z.strictObject({ criterion_id: z.string(), status: z.literal('ok'), score: z.number().min(0).max(1), reason: z.string() }),
+  z.strictObject({
+    criterion_id: z.string(),
+    status: z.literal('ok'),
+    score: z.number().min(0).max(1),
+    reason: z.string(),
+    // Evidence spans (src/rubric/evidence.ts): UTF-16 offsets, shown and credited only where they overlap the text.
+    spans: z.array(z.strictObject({ start: count, end: count })).max(MAX_SPANS).optional(),
+  }),
   z.strictObject({ criterion_id: z.string(), status: z.enum(['unscorable', 'needs_model']), score: z.null(), reason: z.string() }),
 ]);
 
@@ -146,6 +156,10 @@ const rolloutSchema: z.ZodType<RolloutRecord> = z.strictObject({
   token_entropy: z.array(num).optional(),
   token_ratio: z.array(num).optional(),
   token_weight: z.array(num).optional(),
+  token_span_credit: z.array(num).optional(),
+  token_entropy_pivot: z.array(num).optional(),
+  suppressed_criteria: z.array(z.string().max(64)).max(MAX_CRITERIA).optional(),
+  unexplored_criteria: z.array(z.string().max(64)).max(MAX_CRITERIA).optional(),
   truncated: z.boolean(),
   guided: z
     .strictObject({

@@ -272,6 +272,17 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
       ),
     );
   }
+  // Token credit (src/rl/credit/): TRL broadcasts one advantage to every completion token.
+  if (c.span_credit > 0) {
+    lines.push(unsupported(`span_credit ${c.span_credit} (RCCA/DRACO evidence-span credit): TRL gives every token the rollout's advantage and its reward functions return one float (no spans); not applied`));
+  }
+  if (c.cripo_flip) lines.push(unsupported('cripo_flip (CriPO suppressed-criterion flip): TRL has no per-token advantages; not applied'));
+  if (c.entropy_pivot_quantile > 0) {
+    lines.push(unsupported(`entropy_pivot_quantile ${c.entropy_pivot_quantile} (entropy-pivot credit, boost ${c.entropy_pivot_boost}): TRL has no entropy-weighted credit (top_entropy_quantile, which it has, masks tokens instead); not applied`));
+  }
+  if (c.credit_schedule !== 'constant' && (c.span_credit > 0 || c.entropy_pivot_quantile > 0)) {
+    lines.push(unsupported(`credit_schedule "${c.credit_schedule}": schedules the token credit above, which TRL cannot express; not applied`));
+  }
   lines.push(
     note('Optimizer'),
     option('learning_rate', c.learning_rate),

@@ -1,5 +1,6 @@
 // The token heatmap's data: one value per completion token for the quantity chosen (sampling
-// log-prob, entropy, the ratio π_θ/π_old, advantage × token weight), a colour scale fitted to
+// log-prob, entropy, the ratio π_θ/π_old, advantage × token weight, and each token-credit source:
+// evidence-span credit, entropy-pivot weight), a colour scale fitted to
 // the rollouts on show, and the words that describe each value for the tooltip and screen readers.
 import type { RolloutRecord } from '../../rl/grpoStep';
 import { parseHex, type Rgb } from './contrast';
@@ -11,9 +12,11 @@ export type TokenRollout = RolloutRecord & {
   token_entropy?: number[];
   token_ratio?: number[];
   token_weight?: number[];
+  token_span_credit?: number[];
+  token_entropy_pivot?: number[];
 };
 
-export type TokenQuantity = 'logprob' | 'entropy' | 'ratio' | 'advantage';
+export type TokenQuantity = 'logprob' | 'entropy' | 'ratio' | 'advantage' | 'span' | 'pivot';
 
 export interface QuantitySpec {
   id: TokenQuantity;
@@ -26,8 +29,13 @@ export const TOKEN_QUANTITIES: readonly QuantitySpec[] = [
   { id: 'logprob', label: 'sampling log-prob', help: 'How likely the policy found each token when it sampled it: the deeper the colour, the more surprising the token.' },
   { id: 'entropy', label: 'entropy', help: 'How unsure the policy was at each position (entropy of its next-token distribution, in nats): the deeper, the more unsure.' },
   { id: 'ratio', label: 'ratio π_θ / π_old', help: 'How much the last update pass changed each token\'s probability: blue became more likely, orange less.' },
-  { id: 'advantage', label: 'advantage × weight', help: 'The push each token got from the loss: blue pushed up, orange pushed down; tokens out of the loss get none.' },
+  { id: 'advantage', label: 'advantage × weight', help: 'The push each token got from the loss (its final weight, token credit included, times the advantage): blue pushed up, orange pushed down; tokens out of the loss get none.' },
+  { id: 'span', label: 'span credit', help: 'Evidence-span credit (span_credit): each token\'s share of its completion\'s advantage, 1 = an even share. Blue tokens carry a criterion\'s evidence and get more, orange ones less.' },
+  { id: 'pivot', label: 'entropy pivot weight', help: 'Entropy pivots (entropy_pivot_quantile): blue tokens were the most uncertain of their completion and get more of its advantage, orange ones less; 1 = an even share.' },
 ];
+
+/** Quantities that are multipliers around 1 (token-credit sources): diverging around 1. */
+const AROUND_ONE: readonly TokenQuantity[] = ['span', 'pivot'];
 
 export function quantitySpec(q: TokenQuantity): QuantitySpec {
   const spec = TOKEN_QUANTITIES.find((s) => s.id === q);
@@ -57,8 +65,18 @@ export function tokenValues(r: TokenRollout, q: TokenQuantity): (number | null)[
         const w = finite(r.token_weight?.[i]);
         return w === null ? null : finite(r.advantage * w);
       }
+      case 'span':
+        return finite(r.token_span_credit?.[i]);
+      case 'pivot':
+        return finite(r.token_entropy_pivot?.[i]);
     }
   });
+}
+
+/** Whether token i's advantage sign was flipped (a negative weight: CriPO's suppressed-criterion fix). */
+export function flippedCredit(r: TokenRollout, i: number): boolean {
+  const w = r.token_weight?.[i];
+  return typeof w === 'number' && w < 0;
 }
 
 /** Whether token i is out of the loss (weight 0: masked truncated completion or below the entropy quantile). */
@@ -81,7 +99,7 @@ export function heatScale(q: TokenQuantity, values: Iterable<number | null>): He
   let extent = 0;
   for (const v of values) {
     if (v === null) continue;
-    const d = q === 'logprob' ? -v : q === 'entropy' ? v : q === 'ratio' ? Math.abs(Math.log(v)) : Math.abs(v);
+    const d = q === 'logprob' ? -v : q === 'entropy' ? v : q === 'ratio' ? Math.abs(Math.log(v)) : AROUND_ONE.includes(q) ? Math.abs(v - 1) : Math.abs(v);
     if (Number.isFinite(d) && d > extent) extent = d;
   }
   const f = formatNumber;
@@ -94,6 +112,9 @@ export function heatScale(q: TokenQuantity, values: Iterable<number | null>): He
       return { quantity: q, kind: 'diverging', extent, labels: [f(Math.exp(-extent)), '1', f(Math.exp(extent))] };
     case 'advantage':
       return { quantity: q, kind: 'diverging', extent, labels: [f(-extent), '0', f(extent)] };
+    case 'span':
+    case 'pivot':
+      return { quantity: q, kind: 'diverging', extent, labels: [f(1 - extent), '1', f(1 + extent)] };
   }
 }
 
@@ -111,6 +132,9 @@ export function heatPosition(scale: HeatScale, v: number | null): number | null 
       return v > 0 ? clamp(Math.log(v) / scale.extent, -1) : -1;
     case 'advantage':
       return clamp(v / scale.extent, -1);
+    case 'span':
+    case 'pivot':
+      return clamp((v - 1) / scale.extent, -1);
   }
 }
 
@@ -149,7 +173,10 @@ export function quoteToken(token: string): string {
 /** "log-prob −2.31 (p 0.099)", "entropy 1.2 nats", "ratio 1.03", "advantage × weight 0.7 (out of the loss)". */
 export function describeValue(q: TokenQuantity, v: number | null, out: boolean): string {
   const note = out ? ' (out of the loss)' : '';
-  if (v === null) return `${quantitySpec(q).label}: not recorded${q === 'logprob' ? '' : ' (not computed at this stage, or not saved with this run)'}${note}`;
+  if (v === null) {
+    const why = q === 'logprob' ? '' : AROUND_ONE.includes(q) ? ' (its option is off, or not computed at this stage)' : ' (not computed at this stage, or not saved with this run)';
+    return `${quantitySpec(q).label}: not recorded${why}${note}`;
+  }
   switch (q) {
     case 'logprob':
       return `log-prob ${formatNumber(v)} (p ${formatNumber(Math.exp(v))})${note}`;
@@ -159,6 +186,10 @@ export function describeValue(q: TokenQuantity, v: number | null, out: boolean):
       return `ratio ${formatNumber(v)}${note}`;
     case 'advantage':
       return `advantage × weight ${formatNumber(v)}${note}`;
+    case 'span':
+      return `span credit ×${formatNumber(v)}${note}`;
+    case 'pivot':
+      return `entropy pivot ×${formatNumber(v)}${note}`;
   }
 }
 

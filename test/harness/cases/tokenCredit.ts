@@ -1,0 +1,74 @@
+// Page side of test/browser/tokenCredit.test.ts: one GRPO step on a fresh tiny byte-level GPT-2
+// with each token-credit method, next to the same step with uniform credit (same seed, so the
+// same rollouts), reporting the per-token weights, the views and the loss scalars.
+import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { configFromHf } from '../../../src/model/config';
+import { initialWeights } from '../../../src/model/init';
+import { ParameterStore } from '../../../src/model/parameters';
+import { ByteTokenizer } from '../../../src/model/tokenizer';
+import { Transformer } from '../../../src/model/transformer';
+import { parseRubric, rubricVersion } from '../../../src/rubric';
+import { parseGrpoConfig, type GrpoConfigInput } from '../../../src/rl/config';
+import { grpoStep } from '../../../src/rl/grpoStep';
+
+const tok = new ByteTokenizer();
+
+// Random bytes from an untrained model: the first byte is ASCII about half the time (reward
+// variance), and every non-empty completion meets "any" (so a negative rollout suppresses it).
+const RUBRIC = {
+  name: 'credit',
+  criteria: [
+    { id: 'ascii_start', text: 'Starts with an ASCII character', weight: 2, tier: 'important', rule: { kind: 'regex', pattern: '^[\\x00-\\x7f]' } },
+    { id: 'any', text: 'Says something', weight: 1, tier: 'optional', rule: { kind: 'regex', pattern: '[\\s\\S]' } },
+  ],
+};
+
+async function step(rt: GpuRuntime, options: GrpoConfigInput, stepNumber: number) {
+  const config = configFromHf({ model_type: 'gpt2', vocab_size: tok.vocabSize, n_embd: 32, n_layer: 2, n_head: 4, n_inner: 64, n_positions: 64 });
+  const model = new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, 11, 0.1)));
+  const rubric = parseRubric(RUBRIC);
+  const grpo = parseGrpoConfig(options);
+  try {
+    const prompts = Array.from({ length: grpo.generation_batch_size / grpo.num_generations }, (_, i) => `Say word ${i}.`);
+    const r = await grpoStep(
+      {
+        rt,
+        model,
+        reference: null,
+        tokenizer: tok,
+        formatPrompt: (text) => [tok.bosTokenId, ...tok.encode(`Instruction: ${text}\nResponse: `)],
+        rubric,
+        rubricVersion: await rubricVersion(rubric),
+        config: grpo,
+      },
+      stepNumber,
+      prompts,
+    );
+    return {
+      metrics: r.metrics,
+      rollouts: r.rollouts.map((x) => ({
+        advantage: x.advantage,
+        reward: x.reward,
+        completion: x.completion,
+        n: x.completion_ids.length,
+        truncated: x.truncated,
+        token_weight: x.token_weight,
+        token_span_credit: x.token_span_credit ?? null,
+        token_entropy_pivot: x.token_entropy_pivot ?? null,
+        token_entropy: x.token_entropy,
+        suppressed: x.suppressed_criteria ?? [],
+        unexplored: x.unexplored_criteria ?? [],
+        spans: Object.fromEntries(x.results.map((res) => [res.criterion_id, res.status === 'ok' ? (res.spans ?? []) : []])),
+      })),
+    };
+  } finally {
+    model.params.destroy();
+  }
+}
+
+/** The step with `options` and (unless withUniform is false) the same step with uniform credit. */
+export async function creditStep(rt: GpuRuntime, input: { base: GrpoConfigInput; options: GrpoConfigInput; step?: number; withUniform?: boolean }) {
+  const uniform = input.withUniform === false ? null : await step(rt, input.base, input.step ?? 0);
+  const credited = await step(rt, { ...input.base, ...input.options }, input.step ?? 0);
+  return { uniform, credited };
+}

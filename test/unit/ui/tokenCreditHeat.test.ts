@@ -1,0 +1,58 @@
+// The heatmap's token-credit views: span credit and entropy-pivot weight (diverging around 1),
+// the final weight × advantage with a flipped sign, and the words for each.
+import { describe, expect, it } from 'vitest';
+import type { RolloutRecord } from '../../../src/rl/grpoStep';
+import { contrastRatio, parseHex } from '../../../src/ui/lib/contrast';
+import { describeValue, flippedCredit, heatPosition, heatRgb, heatScale, outOfLoss, quantitySpec, TOKEN_QUANTITIES, tokenValues } from '../../../src/ui/lib/tokenHeat';
+
+const r: RolloutRecord = {
+  step: 0,
+  group: 0,
+  index: 0,
+  prompt: 'p',
+  completion: 'a cat',
+  completion_ids: [1, 2, 3],
+  logprobs: [-1, -1, -1],
+  tokens: ['a', ' c', 'at'],
+  token_weight: [0.5, -2, 0],
+  token_span_credit: [0.5, 2, 0.5],
+  token_entropy_pivot: [1.5, 0.75, 0.75],
+  truncated: false,
+  results: [],
+  scores: [],
+  reward: 0.1,
+  advantage: -0.4,
+};
+
+describe('token-credit heatmap views', () => {
+  it('offers a view per weight source', () => {
+    expect(TOKEN_QUANTITIES.map((q) => q.id)).toEqual(expect.arrayContaining(['advantage', 'span', 'pivot']));
+    expect(quantitySpec('span').help).toMatch(/span_credit/);
+  });
+
+  it('reads each source; the final view is weight × advantage, flipped tokens positive', () => {
+    expect(tokenValues(r, 'span')).toEqual([0.5, 2, 0.5]);
+    expect(tokenValues(r, 'pivot')).toEqual([1.5, 0.75, 0.75]);
+    expect(tokenValues(r, 'advantage').map((v) => Number(v!.toFixed(6)))).toEqual([-0.2, 0.8, 0]);
+    expect([0, 1, 2].map((i) => flippedCredit(r, i))).toEqual([false, true, false]);
+    expect([0, 1, 2].map((i) => outOfLoss(r, i))).toEqual([false, false, true]);
+    expect(tokenValues({ ...r, token_span_credit: undefined }, 'span')).toEqual([null, null, null]);
+  });
+
+  it('scales around 1: blue above, orange below, white at 1, legible everywhere', () => {
+    const s = heatScale('span', [0.5, 2, 0.5]);
+    expect(s).toMatchObject({ kind: 'diverging', extent: 1, labels: ['0', '1', '2'] });
+    expect(heatPosition(s, 2)).toBe(1);
+    expect(heatPosition(s, 1)).toBe(0);
+    expect(heatPosition(s, 0.5)).toBe(-0.5);
+    expect(heatRgb(s, 0)).toEqual(parseHex('#ffffff'));
+    const ink = parseHex('#1b1f24');
+    for (let p = -1; p <= 1.0001; p += 0.1) expect(contrastRatio(ink, heatRgb(s, p)!)).toBeGreaterThanOrEqual(4.5);
+  });
+
+  it('says what a value is, and why one is missing', () => {
+    expect(describeValue('span', 2, false)).toBe('span credit ×2');
+    expect(describeValue('pivot', 0.75, true)).toBe('entropy pivot ×0.75 (out of the loss)');
+    expect(describeValue('span', null, false)).toMatch(/option is off/);
+  });
+});
