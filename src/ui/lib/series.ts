@@ -144,7 +144,42 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
       x,
       ys: [s((m) => m.sampling_tokens_per_second), s((m) => m.training_tokens_per_second)],
     },
+    ...explorationCharts(metrics, x, s),
   ];
+}
+
+/** Guided exploration's charts (src/rl/explore/), only for runs that used it. */
+function explorationCharts(metrics: readonly StepMetrics[], x: number[], s: (f: (m: StepMetrics) => number | null | undefined) => Value[]): ChartData[] {
+  const charts: ChartData[] = [];
+  if (metrics.some((m) => (m.exploration?.generation_rounds ?? 1) > 1)) {
+    charts.push({
+      id: 'dynamic-sampling',
+      title: 'Dynamic sampling cost',
+      unit: 'completion tokens sampled per step',
+      lines: [
+        { label: 'extra (resampling)', color: PALETTE[1] },
+        { label: 'all sampled', color: PALETTE[0], dash: true },
+      ],
+      x,
+      ys: [s((m) => m.exploration?.extra_sampled_tokens), s((m) => m.exploration?.sampled_tokens)],
+      note: 'Groups whose completions all got the same reward were sampled again with other prompts (dynamic_sampling).',
+    });
+  }
+  if (metrics.some((m) => (m.exploration?.scaffold_prob ?? 0) > 0)) {
+    charts.push({
+      id: 'scaffold',
+      title: 'Rubric scaffolding',
+      unit: 'probability, and nats per token for the log-prob gap',
+      lines: [
+        { label: 'scaffold probability', color: PALETTE[2] },
+        { label: 'log-prob gap', color: PALETTE[3], dash: true },
+      ],
+      x,
+      ys: [s((m) => m.exploration?.scaffold_prob), s((m) => m.exploration?.scaffold_logprob_gap)],
+      note: 'Scaffolded completions are trained under the original prompt; the gap is how far the two prompts\' log-probs of those completions differ.',
+    });
+  }
+  return charts;
 }
 
 /** "reward mean 0.42" for the last step with a value: the chart's text alternative. */

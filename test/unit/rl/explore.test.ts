@@ -13,7 +13,10 @@ import { promptsForStep, replacementPrompts } from '../../../src/rl/promptSample
 import type { RolloutRecord, StepMetrics } from '../../../src/rl/grpoStep';
 import { metricColumns, metricsToCsv, rolloutsToCsv } from '../../../src/share/csv';
 import { readRunFile, runFileJson } from '../../../src/share/runFile';
+import type { Experiment } from '../../../src/rl/experiment';
+import { decodeShareLink, encodeShareLink } from '../../../src/share/link';
 import { FIRST_VISIT } from '../../../src/share/presets';
+import { buildCharts } from '../../../src/ui/lib/series';
 import { exportToTrl } from '../../../src/share/trlExport';
 
 const RUBRIC = parseRubric({
@@ -235,5 +238,36 @@ describe('guided rollouts and exploration metrics in exports', () => {
     const bad = json.replace('"kind":"scaffold"', '"kind":"teacher"');
     expect(bad).not.toBe(json);
     await expect(readRunFile(bad)).rejects.toThrow(/guided/);
+  });
+});
+
+describe('exploration options travel and show', () => {
+  it('a share link carries them, and refuses a bad one with its name', () => {
+    const first = FIRST_VISIT.experiment as unknown as Experiment;
+    const config = { ...first.config, dynamic_sampling: true, max_num_gen_batches: 5, scaffold_fraction: 0.5, scaffold_prob_start: 0.7, scaffold_decay_steps: 20, scaffold_criteria_fraction: 0.25 };
+    const back = decodeShareLink(encodeShareLink({ experiment: { ...first, config } }));
+    expect(back.experiment.config).toMatchObject({ dynamic_sampling: true, max_num_gen_batches: 5, scaffold_fraction: 0.5, scaffold_prob_start: 0.7, scaffold_decay_steps: 20, scaffold_criteria_fraction: 0.25 });
+    expect(() => encodeShareLink({ experiment: { ...first, config: { ...first.config, scaffold_prob_start: 2 } } })).toThrow(/scaffold_prob_start/);
+  });
+
+  it('charts of dynamic sampling and scaffolding appear only in runs that used them', () => {
+    const step = (i: number, exploration?: StepMetrics['exploration']) =>
+      ({
+        step: i,
+        rewards: { reward: 0.5, reward_std: 0.1, criterion_pass_rate: {}, criterion_mean_score: {}, strict_completion_rate: 0, unscorable: 0, aggregations: {} },
+        held_out: null,
+        completions: { mean_length: 1, min_length: 1, max_length: 1, clipped_ratio: 0 },
+        kl: null,
+        exploration,
+      }) as unknown as StepMetrics;
+    const off = { generation_rounds: 1, groups_resampled: 0, zero_std_groups_kept: 0, sampled_tokens: 10, extra_sampled_tokens: 0, extra_seconds: 0, scaffold_prob: 0, scaffolded: 0, scaffold_logprob_gap: null, scaffold_is_ratio_mean: null };
+    const ids = (m: StepMetrics[]) => buildCharts(m, [], 0).map((c) => c.id);
+    expect(ids([step(0), step(1, off)])).not.toEqual(expect.arrayContaining(['dynamic-sampling']));
+    expect(ids([step(0, off)]).filter((id) => id === 'scaffold' || id === 'dynamic-sampling')).toEqual([]);
+    const charts = buildCharts([step(0, { ...off, generation_rounds: 2, extra_sampled_tokens: 7, sampled_tokens: 17 }), step(1, { ...off, scaffold_prob: 0.5, scaffold_logprob_gap: 0.2 })], [], 0);
+    const dyn = charts.find((c) => c.id === 'dynamic-sampling')!;
+    expect(dyn.ys).toEqual([[7, 0], [17, 10]]);
+    const sc = charts.find((c) => c.id === 'scaffold')!;
+    expect(sc.ys).toEqual([[0, 0.5], [null, 0.2]]);
   });
 });
