@@ -93,12 +93,14 @@ describe('grpoStep', () => {
     expect(m.update_submits).toBe(4);
   });
 
-  // Micro-batching (per_device_train_batch_size) is gradient accumulation: for grpo, dapo and
-  // dr_grpo the accumulated gradient equals the one-submission gradient up to f32 summation
+  // Micro-batching (per_device_train_batch_size) is gradient accumulation: for grpo, dapo,
+  // dr_grpo and cispo (normalised by num_items_in_batch as dapo; sapo shares grpo's scaling, see
+  // test/unit/rl/update.test.ts) the accumulated gradient equals the one-submission gradient up to
+  // f32 summation
   // order. Tolerance: 1e-5 of the largest gradient entry. TRL's entropy bonus is a token mean per
   // micro-batch divided by their number, the whole batch's mean only when the micro-batches hold
   // as many tokens: here every completion runs to max_completion_length, so they do.
-  it.each(['grpo', 'dapo', 'dr_grpo'] as const)('micro-batches of 2 sequences give the same %s step as one submission', async (lossType) => {
+  it.each(['grpo', 'dapo', 'dr_grpo', 'cispo'] as const)('micro-batches of 2 sequences give the same %s step as one submission', async (lossType) => {
     const r = await harness.runModule(CASES, 'microBatchParity', { options: { ...BASE, loss_type: lossType, beta: 0.05, entropy_coef: 0.01 }, microBatch: 2 });
     expect(r.sameRewards).toBe(true);
     expect(r.whole.completions.min_length).toBe(BASE.max_completion_length);
