@@ -103,6 +103,8 @@ export const grpoConfigSchema = z
     scaffold_decay_steps: z.number().int().min(1).nullable().default(null),
     /** Fraction of the rubric's criteria (a random subset per rollout, at least one) in a scaffold. */
     scaffold_criteria_fraction: probability.default(0.5),
+    /** Truncated importance weight min(π(y_t|prompt) / π(y_t|prompt + scaffold), cap) on scaffolded tokens; null = none (RuscaRL as published). */
+    scaffold_is_cap: z.number().gt(0).max(100).nullable().default(2),
     // Token credit (src/rl/credit/): how a rollout's advantage is spread over its tokens. Not
     // GRPOConfig options (TRL broadcasts one advantage to every token); the help names the papers.
     /** RCCA / DRACO: the fraction of the advantage redistributed onto criteria's evidence spans (0 = off). */

@@ -20,7 +20,7 @@ import {
   type Scores,
 } from '../rubric';
 import type { GrpoConfig } from './config';
-import { sampleRollouts, type ExploreMetrics, type GuidedLabel } from './explore';
+import { sampleRollouts, withImportanceWeights, type ExploreMetrics, type GuidedLabel } from './explore';
 import { completionMetrics, fracRewardZeroStd, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
 import { judgeFailureMetrics, type JudgeFailureMetrics } from './judgeFailures';
 import { tokenCredit } from './credit';
@@ -251,7 +251,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const submitsBefore = rt.counters.submits;
   let update: UpdateResult;
   try {
-    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: adv.advantages, step, learningRate, tokenCredit: credit.source });
+    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: adv.advantages, step, learningRate, tokenCredit: withImportanceWeights(credit.source, sampled.importance, batch) });
   } finally {
     rt.release(adv.advantages);
   }

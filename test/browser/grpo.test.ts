@@ -176,6 +176,10 @@ describe('guided exploration: rubric scaffolding (RuscaRL)', () => {
     // per-rollout gap with a float64 recomputation from it under the original prompt.
     expect(r.samplerDiff).toBeLessThan(2e-3);
     expect(r.gapDiff).toBeLessThan(2e-3);
+    // Importance correction (scaffold_is_cap 2, the default): guided tokens carry their weights.
+    expect(r.weightDiff).toBeLessThan(2e-3);
+    expect(r.guidedWeightsNotAllOne).toBe(true);
+    expect(r.plainWeightsAllOne).toBe(true);
     expect(r.metrics.skipped).toBe(false);
   });
 });

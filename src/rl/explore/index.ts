@@ -1,7 +1,8 @@
 // Stage 1 of a GRPO step, sampling, with the guided-exploration strategies composed in one place:
 //   - rubric scaffolding (scaffold.ts): part of each group samples from the prompt plus some
 //     criteria; those rollouts are labelled `guided`, judged and trained under the original prompt,
-//     and the sampling/training log-prob mismatch is measured (mismatch.ts);
+//     the sampling/training log-prob mismatch is measured (mismatch.ts) and, with scaffold_is_cap,
+//     corrected by truncated importance weights on their tokens (importance.ts);
 //   - dynamic sampling (dynamicSampling.ts): groups without reward variance are judged here and
 //     resampled with other prompts, up to max_num_gen_batches rounds; the extra tokens and time
 //     are reported.
@@ -11,8 +12,11 @@ import { generate } from '../../model/generate';
 import { aggregateGroup, judgeRollouts, scoresOf, type CriterionResult } from '../../rubric';
 import type { GrpoContext, RolloutRecord } from '../grpoStep';
 import { fillSlots, isLearnable, type SlotState } from './dynamicSampling';
+import { importanceWeights } from './importance';
 import { mismatchStats, scoreCompletions } from './mismatch';
 import { planScaffolds, scaffoldProbability, type Scaffold } from './scaffold';
+
+export { withImportanceWeights } from './importance';
 
 /** How a rollout's sampling was guided (absent: sampled from the plain prompt, as GRPO does). */
 export interface GuidedLabel {
@@ -66,6 +70,8 @@ export interface SampledBatch {
   trainPromptIds: number[][];
   completions: number[][];
   truncated: boolean[];
+  /** Per rollout, the truncated importance weights of its completion tokens (scaffolded, scaffold_is_cap set), else null. */
+  importance: (number[] | null)[];
   /** The judge's results per rollout when dynamic sampling has judged them already, else null. */
   results: CriterionResult[][] | null;
   tokensPerSecond: number;
@@ -201,6 +207,7 @@ export async function sampleRollouts(ctx: GrpoContext, step: number, prompts: re
   const scaffolded = rollouts.flatMap((r, i) => (r.guided ? [i] : []));
   let gap: number | null = null;
   let ratio: number | null = null;
+  const importance: (number[] | null)[] = rollouts.map(() => null);
   if (scaffolded.length > 0 && cfg.temperature > 0) {
     checkAbort(hooks.signal);
     const original = await scoreCompletions(ctx.rt, ctx.model, scaffolded.map((i) => trainPromptIds[i]), scaffolded.map((i) => completions[i]), {
@@ -209,7 +216,10 @@ export async function sampleRollouts(ctx: GrpoContext, step: number, prompts: re
       maxSequences: cfg.per_device_train_batch_size ?? scaffolded.length,
     });
     const stats = mismatchStats(scaffolded.map((i) => rollouts[i].logprobs), original);
-    scaffolded.forEach((i, j) => Object.assign(rollouts[i].guided!, stats.per_rollout[j]));
+    scaffolded.forEach((i, j) => {
+      Object.assign(rollouts[i].guided!, stats.per_rollout[j]);
+      if (cfg.scaffold_is_cap !== null) importance[i] = importanceWeights(rollouts[i].logprobs, original[j], cfg.scaffold_is_cap);
+    });
     gap = stats.logprob_gap;
     ratio = stats.is_ratio_mean;
   }
@@ -220,6 +230,7 @@ export async function sampleRollouts(ctx: GrpoContext, step: number, prompts: re
     trainPromptIds,
     completions,
     truncated: rows.map((r) => r.truncated),
+    importance,
     results: cfg.dynamic_sampling ? groups.flatMap((g) => g.results!) : null,
     tokensPerSecond: genSeconds > 0 ? decoded / genSeconds : 0,
     metrics: {

@@ -218,6 +218,15 @@ export const SETTING_GROUPS: OptionGroup[] = [
         help: 'Fraction of the weighted criteria named in each scaffold (a different random subset per completion, at least one).',
         when: (c) => Number(c.scaffold_fraction) > 0,
       },
+      {
+        key: 'scaffold_is_cap',
+        kind: 'number',
+        step: 0.5,
+        nullable: true,
+        trl: null,
+        help: 'Importance correction: each scaffolded token is weighted by π(token | prompt) / π(token | prompt + scaffold), capped at this (verl rollout_is_threshold). Empty = no correction, as RuscaRL trains.',
+        when: (c) => Number(c.scaffold_fraction) > 0,
+      },
     ],
   },
   {

@@ -101,10 +101,24 @@ export async function scaffold(rt: GpuRuntime, input: { options: GrpoConfigInput
     // The reported gap, recomputed here in float64 from the re-scored log-probs.
     const recomputed = mismatchStats(guided.map((x) => x.logprobs), underOriginal);
     const gapDiff = Math.max(0, ...guided.map((x, i) => Math.abs(x.guided!.logprob_gap! - recomputed.per_rollout[i].logprob_gap)));
+    // Each guided token's weight in the loss is its truncated importance weight (scaffold_is_cap);
+    // a plain rollout's are all 1.
+    const cap = ctx.config.scaffold_is_cap;
+    let weightDiff = 0;
+    guided.forEach((x, i) =>
+      x.token_weight!.forEach((w, t) => {
+        const expected = cap === null ? 1 : Math.min(Math.exp(underOriginal[i][t] - x.logprobs[t]), cap);
+        weightDiff = Math.max(weightDiff, Math.abs(w - expected));
+      }),
+    );
+    const plainWeights = r.rollouts.filter((x) => !x.guided).flatMap((x) => x.token_weight!);
     return {
       metrics: r.metrics,
       samplerDiff,
       gapDiff,
+      weightDiff,
+      plainWeightsAllOne: plainWeights.length > 0 && plainWeights.every((w) => w === 1),
+      guidedWeightsNotAllOne: guided.some((x) => x.token_weight!.some((w) => Math.abs(w - 1) > 1e-3)),
       recomputedGap: recomputed.logprob_gap,
       rollouts: r.rollouts.map((x) => ({ group: x.group, index: x.index, prompt: x.prompt, guided: x.guided ?? null, reward: x.reward, tokens: x.completion_ids.length })),
     };

@@ -7,6 +7,7 @@ import { mulberry32 } from '../../../src/rubric/dropout';
 import { parseRubric } from '../../../src/rubric';
 import { parseGrpoConfig } from '../../../src/rl/config';
 import { fillSlots, isLearnable, type SlotState } from '../../../src/rl/explore/dynamicSampling';
+import { importanceWeights, withImportanceWeights } from '../../../src/rl/explore/importance';
 import { mismatchStats } from '../../../src/rl/explore/mismatch';
 import { planScaffolds, scaffoldGuidance, scaffoldProbability, scaffoldSlots } from '../../../src/rl/explore/scaffold';
 import { promptsForStep, replacementPrompts } from '../../../src/rl/promptSampler';
@@ -148,6 +149,42 @@ describe('scaffold mismatch statistics', () => {
   });
 });
 
+describe('scaffold importance correction', () => {
+  it('weights are min(exp(original − sampling), cap), by hand', () => {
+    const w = importanceWeights([-1, -2, -3], [-1.5, -1, -3], 2);
+    expect(w[0]).toBeCloseTo(Math.exp(-0.5), 12);
+    expect(w[1]).toBe(2); // e^1 > 2: capped
+    expect(w[2]).toBe(1);
+    expect(() => importanceWeights([0], [0], 0)).toThrow(/cap must be > 0/);
+  });
+
+  it('multiply into the token-credit weights at each guided completion position only', () => {
+    // N = 3 rows of T = 5, completion token j at position 2 + j.
+    const layout = { tokens: { seqLen: 5 }, completionStart: 2 };
+    const weights = [[0.5, 2], null, [0.25]];
+    const bare = withImportanceWeights(null, weights, layout)!;
+    expect(bare.needsEntropy).toBe(false);
+    expect(Array.from(bare.weightsFor(0, 3, null))).toEqual([1, 1, 0.5, 2, 1, 1, 1, 1, 1, 1, 1, 1, 0.25, 1, 1]);
+    // A micro-batch [1, 3) only: rows 1 and 2, laid out from 0.
+    expect(Array.from(bare.weightsFor(1, 2, null))).toEqual([1, 1, 1, 1, 1, 1, 1, 0.25, 1, 1]);
+    const calls: [number, number, Float32Array | null][] = [];
+    const credit = {
+      needsEntropy: true,
+      weightsFor(start: number, count: number, entropy: Float32Array | null) {
+        calls.push([start, count, entropy]);
+        return new Float32Array(count * 5).fill(3);
+      },
+    };
+    const both = withImportanceWeights(credit, weights, layout)!;
+    expect(both.needsEntropy).toBe(true);
+    const e = new Float32Array(15);
+    expect(Array.from(both.weightsFor(0, 3, e))).toEqual([3, 3, 1.5, 6, 3, 3, 3, 3, 3, 3, 3, 3, 0.75, 3, 3]);
+    expect(calls).toEqual([[0, 3, e]]);
+    expect(withImportanceWeights(credit, [null, null], layout)).toBe(credit);
+    expect(withImportanceWeights(null, [null], layout)).toBeNull();
+  });
+});
+
 describe('replacement prompts', () => {
   const pool = ['p0', 'p1', 'p2', 'p3', 'p4'];
   it('are drawn from the prompt set by (seed, step, round), cycling past its size', () => {
@@ -171,7 +208,9 @@ describe('replacement prompts', () => {
 describe('exploration options', () => {
   it('default to off and are validated with the option name', () => {
     const d = parseGrpoConfig({});
-    expect(d).toMatchObject({ dynamic_sampling: false, max_num_gen_batches: 3, scaffold_fraction: 0, scaffold_prob_start: 1, scaffold_decay_steps: null, scaffold_criteria_fraction: 0.5 });
+    expect(d).toMatchObject({ dynamic_sampling: false, max_num_gen_batches: 3, scaffold_fraction: 0, scaffold_prob_start: 1, scaffold_decay_steps: null, scaffold_criteria_fraction: 0.5, scaffold_is_cap: 2 });
+    expect(parseGrpoConfig({ scaffold_is_cap: null }).scaffold_is_cap).toBeNull();
+    expect(() => parseGrpoConfig({ scaffold_is_cap: 0 })).toThrow(/scaffold_is_cap/);
     expect(() => parseGrpoConfig({ num_generations: 8, scaffold_fraction: 0.1 })).toThrow(/scaffold_fraction: 0\.1 of a group of 8 is no rollout: use at least 0\.125/);
     expect(parseGrpoConfig({ num_generations: 8, scaffold_fraction: 0.125 }).scaffold_fraction).toBe(0.125);
     expect(() => parseGrpoConfig({ scaffold_fraction: 1.5 })).toThrow(/scaffold_fraction/);
