@@ -1,5 +1,6 @@
 // Sampling one next token per sequence from logits, as Hugging Face generate does:
-// temperature, then top-k, then top-p (on the top-k renormalised distribution), then a draw.
+// repetition penalty, temperature, then top-k, then top-p (on the top-k renormalised
+// distribution), then min-p, then a draw.
 // One workgroup per row; every pass is a strided walk over the vocabulary + workgroup reduction.
 //
 // - temperature == 0 means greedy: argmax, lowest index on ties.
@@ -17,6 +18,14 @@
 //   plausible token; torch.multinomial raises on such rows, and a kernel cannot raise, so it
 //   flags. (Embedding lookups read NO_TOKEN as a NaN row, so the flag is never laundered.)
 //   Log-probs are written as u32 bits so the NaN survives fast-math compilers.
+// - Repetition penalty (HF RepetitionPenaltyLogitsProcessor): an id already in the row's
+//   prompt + completion (a bit set in `seen`, [rows, seen_words] u32) has its logit divided by
+//   the penalty if > 0, else multiplied by it, before everything else (greedy included). The
+//   drawn token's bit is set at the end, so the next step sees it without a host round trip.
+//   seen_words == 0 disables it (a 1-word dummy is bound). The returned log-prob stays that of
+//   the UNPENALISED logits / T: the policy's own log-prob, what TRL recomputes for the ratio.
+// - min-p (HF MinPLogitsWarper, after top-p): keep p >= min_p * p_max, i.e. z >= zmax + log(min_p)
+//   on the penalised scaled logits; 0 disables.
 
 const WG: u32 = 256u;
 const LOWEST: f32 = -3.4028234663852886e38;
@@ -34,6 +43,10 @@ struct Params {
   seed: u32,
   step: u32,
   row_offset: u32,        // global index of row 0, so chunked batches draw the same numbers
+  penalty: f32,           // repetition penalty (> 0); used only when seen_words > 0
+  min_p: f32,             // 0 disables
+  seen_words: u32,        // u32 words per row of `seen`; 0 disables the repetition penalty
+  _pad: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -41,6 +54,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> tokens: array<u32>;
 // f32 bits.
 @group(0) @binding(3) var<storage, read_write> token_logprobs: array<u32>;
+// Bitset of ids already in each row's sequence; the drawn id is added.
+@group(0) @binding(4) var<storage, read_write> seen: array<u32>;
 
 var<workgroup> red_f: array<f32, WG>;
 var<workgroup> red_g: array<f32, WG>;
@@ -70,6 +85,22 @@ fn uniform01(seed: u32, row: u32, step: u32) -> f32 {
 
 fn z_at(base: u32, i: u32) -> f32 {
   return logits[base + i] * params.inv_temperature;
+}
+
+/** The logit after the repetition penalty (row-local index `row`). */
+fn pen_at(row: u32, base: u32, i: u32) -> f32 {
+  let raw = logits[base + i];
+  if (params.seen_words == 0u) { return raw; }
+  let bits = seen[row * params.seen_words + (i >> 5u)];
+  if (((bits >> (i & 31u)) & 1u) == 0u) { return raw; }
+  return select(raw * params.penalty, raw / params.penalty, raw > 0.0);
+}
+
+/** Adds a drawn id to its row's seen set (one workgroup per row: no other writer). */
+fn mark_seen(row: u32, token: u32) {
+  if (params.seen_words == 0u || token == NO_TOKEN) { return; }
+  let w = row * params.seen_words + (token >> 5u);
+  seen[w] = seen[w] | (1u << (token & 31u));
 }
 
 fn reduce_max(tid: u32, v: f32) -> f32 {
@@ -124,11 +155,11 @@ fn reduce_count(tid: u32, v: u32) -> u32 {
   return r;
 }
 
-/** Σ exp(z - zmax) over entries with z >= theta. */
-fn kept_mass(tid: u32, base: u32, theta: f32, zmax: f32) -> f32 {
+/** Σ exp(z - zmax) over entries with z >= theta (penalised z). */
+fn kept_mass(tid: u32, row: u32, base: u32, theta: f32, zmax: f32) -> f32 {
   var s = 0.0;
   for (var i = tid; i < params.vocab; i += WG) {
-    let raw = logits[base + i];
+    let raw = pen_at(row, base, i);
     if (is_neg_inf(raw)) { continue; }
     let z = raw * params.inv_temperature;
     if (z >= theta) { s += exp(z - zmax); }
@@ -145,12 +176,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let base = row * vocab;
 
   if (params.inv_temperature == 0.0) {
-    // Greedy: argmax of the raw logits, lowest index on ties.
+    // Greedy: argmax of the (penalised) logits, lowest index on ties.
     var best = LOWEST;
     var best_i = NO_TOKEN;
     var bad = 0u;
     for (var i = tid; i < vocab; i += WG) {
-      let raw = logits[base + i];
+      let raw = pen_at(row, base, i);
       if (is_neg_inf(raw)) { continue; }
       if (!is_finite(raw)) { bad += 1u; }
       if (raw > best || best_i == NO_TOKEN) { best = raw; best_i = i; }
@@ -174,26 +205,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       } else {
         tokens[row] = red_u[0];
         token_logprobs[row] = 0u; // a point mass: log 1 = 0.0
+        mark_seen(row, red_u[0]);
       }
     }
     return;
   }
 
-  // Range of finite scaled logits.
+  // Range of finite scaled (penalised) logits; rmax: the unpenalised max, for the log-prob.
   var lmax = LOWEST;
   var lmin = 3.4028234663852886e38;
+  var rmax_t = LOWEST;
   var finite = 0u;
   var bad = 0u;
   for (var i = tid; i < vocab; i += WG) {
     let raw = logits[base + i];
     if (is_neg_inf(raw)) { continue; }
-    let z = raw * params.inv_temperature;
-    if (!is_finite(z)) { bad += 1u; }
+    let r = raw * params.inv_temperature;
+    let z = pen_at(row, base, i) * params.inv_temperature;
+    if (!is_finite(z) || !is_finite(r)) { bad += 1u; }
     lmax = max(lmax, z);
     lmin = min(lmin, z);
+    rmax_t = max(rmax_t, r);
     finite += 1u;
   }
   let zmax = reduce_max(tid, lmax);
+  let rmax = reduce_max(tid, rmax_t);
   let zmin = reduce_min(tid, lmin);
   let count_finite = reduce_count(tid, finite);
   // Uniform (workgroupUniformLoad results): the whole workgroup leaves together.
@@ -211,7 +247,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       let mid = lo + (hi - lo) * 0.5;
       var c = 0u;
       for (var i = tid; i < vocab; i += WG) {
-        let raw = logits[base + i];
+        let raw = pen_at(row, base, i);
         if (!is_neg_inf(raw) && raw * params.inv_temperature >= mid) { c += 1u; }
       }
       if (reduce_count(tid, c) >= params.top_k) { lo = mid; } else { hi = mid; }
@@ -222,15 +258,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
 
   // Top-p on the top-k distribution: the largest theta' >= theta keeping mass >= top_p.
   if (params.top_p < 1.0) {
-    let total_k = kept_mass(tid, base, theta, zmax);
+    let total_k = kept_mass(tid, row, base, theta, zmax);
     var lo = theta;
     var hi = zmax;
     for (var it = 0u; it < BISECTION_STEPS; it++) {
       let mid = lo + (hi - lo) * 0.5;
-      if (kept_mass(tid, base, mid, zmax) >= params.top_p * total_k) { lo = mid; } else { hi = mid; }
+      if (kept_mass(tid, row, base, mid, zmax) >= params.top_p * total_k) { lo = mid; } else { hi = mid; }
     }
-    if (kept_mass(tid, base, hi, zmax) >= params.top_p * total_k) { lo = hi; }
+    if (kept_mass(tid, row, base, hi, zmax) >= params.top_p * total_k) { lo = hi; }
     theta = lo;
+  }
+
+  // min-p on what top-k / top-p kept: p / p_max = exp(z - zmax) >= min_p. The max is always kept.
+  if (params.min_p > 0.0) {
+    theta = max(theta, min(zmax, zmax + log(params.min_p)));
   }
 
   // Draw: contiguous chunk per thread, chunk masses, scan, the owning thread walks its chunk.
@@ -240,7 +281,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   var mass = 0.0;
   var last_kept = 0xffffffffu;
   for (var i = begin; i < end; i++) {
-    let raw = logits[base + i];
+    let raw = pen_at(row, base, i);
     if (is_neg_inf(raw)) { continue; }
     let z = raw * params.inv_temperature;
     if (z >= theta) { mass += exp(z - zmax); last_kept = i; }
@@ -277,7 +318,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     var acc = start;
     var chosen = last_kept;
     for (var i = begin; i < end; i++) {
-      let raw = logits[base + i];
+      let raw = pen_at(row, base, i);
       if (is_neg_inf(raw)) { continue; }
       let z = raw * params.inv_temperature;
       if (z < theta) { continue; }
@@ -289,11 +330,11 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   workgroupBarrier();
   let token = red_u[0];
 
-  // Log-prob of the token under the full temperature-scaled distribution.
+  // Log-prob of the token under the full temperature-scaled distribution, unpenalised.
   var full = 0.0;
   for (var i = tid; i < vocab; i += WG) {
     let raw = logits[base + i];
-    if (!is_neg_inf(raw)) { full += exp(raw * params.inv_temperature - zmax); }
+    if (!is_neg_inf(raw)) { full += exp(raw * params.inv_temperature - rmax); }
   }
   let log_z = log(reduce_sum(tid, full));
   if (tid == 0u) {
@@ -301,7 +342,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
       write_no_token(row); // no chunk owned the draw (not expected; never read past the row)
     } else {
       tokens[row] = token;
-      token_logprobs[row] = bitcast<u32>((z_at(base, token) - zmax) - log_z);
+      token_logprobs[row] = bitcast<u32>((z_at(base, token) - rmax) - log_z);
+      mark_seen(row, token);
     }
   }
 }

@@ -4,8 +4,10 @@
 // per sequence through recordDecodeStep and the sampler kernel, which feeds the next step on
 // the GPU. Steps are recorded in chunks (one submission each, one scratch per chunk); after a
 // chunk only its token ids are read back, to stop early once every sequence has produced EOS.
+// A repetition penalty reads a per-row seen-id bitset: filled from the prompts (their real
+// tokens, not the left padding) once, then the sampler adds each drawn id on the GPU.
 // src/model/memorySampling.ts (samplingBuffers) mirrors every buffer this file and those two allocate.
-import { recordSample } from '../ops/sample';
+import { recordSample, seenBitset, usesSeen } from '../ops/sample';
 import { createKvCache, recordDecodeStep, releaseKvCache } from './decode';
 import { RecordingScratch } from './scratch';
 import type { Transformer } from './transformer';
@@ -19,6 +21,10 @@ export interface GenerationConfig {
   top_k: number;
   /** 1 disables. */
   top_p: number;
+  /** HF/TRL repetition_penalty: 1 (default) disables. */
+  repetition_penalty?: number;
+  /** HF/TRL min_p: 0 / null / undefined disables. */
+  min_p?: number | null;
   seed: number;
 }
 
@@ -33,7 +39,10 @@ export interface GenerationOptions {
 export interface GenerationResult {
   /** Per sequence: the sampled ids, up to and including the first EOS. */
   completions: number[][];
-  /** Per sequence: log softmax(logits / temperature) of each sampled id (0 when greedy). */
+  /**
+   * Per sequence: log softmax(logits / temperature) of each sampled id (0 when greedy), of the
+   * unpenalised logits even with a repetition penalty: the policy's log-prob, as TRL recomputes it.
+   */
   logprobs: number[][];
   /** True where max_completion_length ended the sequence before EOS. */
   truncated: boolean[];
@@ -50,6 +59,10 @@ export function validateGenerationConfig(cfg: GenerationConfig): void {
   if (!(cfg.temperature >= 0) || !Number.isFinite(cfg.temperature)) throw new RangeError(`temperature must be >= 0, got ${cfg.temperature}`);
   if (!Number.isInteger(cfg.top_k) || cfg.top_k < 0) throw new RangeError(`top_k must be an integer >= 0, got ${cfg.top_k}`);
   if (!(cfg.top_p > 0 && cfg.top_p <= 1)) throw new RangeError(`top_p must be in (0, 1], got ${cfg.top_p}`);
+  const penalty = cfg.repetition_penalty ?? 1;
+  if (!(penalty > 0) || !Number.isFinite(penalty)) throw new RangeError(`repetition_penalty must be a finite number > 0 (1 disables), got ${penalty}`);
+  const minP = cfg.min_p ?? 0;
+  if (!(minP >= 0 && minP <= 1)) throw new RangeError(`min_p must be in [0, 1] (0 disables), got ${minP}`);
   if (!Number.isInteger(cfg.seed) || cfg.seed < 0 || cfg.seed > 0xffffffff) throw new RangeError(`seed must be a 32-bit unsigned integer, got ${cfg.seed}`);
 }
 
@@ -81,8 +94,19 @@ export async function generate(
   const padBuf = rt.upload(Uint32Array.from(pads), 'generate.pads');
   const outTokens = rt.storage(B * maxNew * 4, 'generate.tokens');
   const outLogprobs = rt.storage(B * maxNew * 4, 'generate.logprobs');
-  const sampling = { temperature: cfg.temperature, topK: cfg.top_k, topP: cfg.top_p, seed: cfg.seed, rowOffset: options.rowOffset ?? 0 };
+  const sampling = {
+    temperature: cfg.temperature,
+    topK: cfg.top_k,
+    topP: cfg.top_p,
+    repetitionPenalty: cfg.repetition_penalty ?? 1,
+    minP: cfg.min_p ?? 0,
+    seed: cfg.seed,
+    rowOffset: options.rowOffset ?? 0,
+  };
   const V = c.vocabSize;
+  // Without a penalty the sampler never reads it, but its binding needs a buffer: the same
+  // (small: B × V/32 words) bitset either way, so the memory estimate has one shape.
+  const seen = rt.upload(seenBitset(usesSeen(sampling) ? prompts : prompts.map(() => []), V), 'generate.seen');
   const chunk = options.stepsPerSubmit ?? 16;
   const finished = new Array<boolean>(B).fill(false);
   let steps = 0;
@@ -90,7 +114,7 @@ export async function generate(
     // Prefill: fills the cache and gives the first logits, [B, V].
     let rec = rt.recorder('generate.prefill');
     const last = model.prefill(rec, { batch: B, seqLen: P, ids, pads }, { cache });
-    let prev = recordSample(rt, rec, last, { ...sampling, rows: B, vocab: V, step: 0 });
+    let prev = recordSample(rt, rec, last, { ...sampling, rows: B, vocab: V, step: 0 }, seen);
     rec.copy(prev.tokens, outTokens, B * 4, 0, 0);
     rec.copy(prev.logprobs, outLogprobs, B * 4, 0, 0);
     rec.releaseAfterSubmit(last, prev.logprobs);
@@ -112,7 +136,7 @@ export async function generate(
         const length = P + s; // the token sampled at step s - 1 sits at cache position P + s - 1
         const positions = rt.upload(Uint32Array.from(pads, (pad) => length - 1 - pad), 'generate.positions');
         const logits = recordDecodeStep(model, rec, cache, { tokens: prev.tokens, positions, pads: padBuf, length }, scratch);
-        const next = recordSample(rt, rec, logits, { ...sampling, rows: B, vocab: V, step: s });
+        const next = recordSample(rt, rec, logits, { ...sampling, rows: B, vocab: V, step: s }, seen);
         scratch.done(logits);
         rec.copy(next.tokens, outTokens, B * 4, 0, s * B * 4);
         rec.copy(next.logprobs, outLogprobs, B * 4, 0, s * B * 4);
@@ -151,6 +175,6 @@ export async function generate(
     return { completions, logprobs, truncated, submits: rt.counters.submits - submitsBefore, seconds, tokensPerSecond: (B * steps) / seconds };
   } finally {
     releaseKvCache(model, cache);
-    rt.release(padBuf, outTokens, outLogprobs);
+    rt.release(padBuf, outTokens, outLogprobs, seen);
   }
 }

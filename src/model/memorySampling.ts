@@ -187,6 +187,7 @@ export function samplingBuffers(L: ModelLayout, shape: SamplingShape): SamplingM
   call.add('sampling pads', B * 4);
   call.add('sampled tokens', B * maxNew * 4);
   call.add('sampled log-probs', B * maxNew * 4);
+  call.add('sampling seen-id bitset', B * Math.ceil(c.vocabSize / 32) * 4);
   pool.acquire(call.buffers);
   // A step's sampler output: its token ids live into the next step (and chunk).
   const sample = () => {

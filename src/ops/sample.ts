@@ -13,8 +13,31 @@ const SAMPLE: KernelSpec = {
   name: 'sample',
   code,
   entryPoint: 'main',
-  bindings: ['uniform', 'read-only-storage', 'storage', 'storage'],
+  bindings: ['uniform', 'read-only-storage', 'storage', 'storage', 'storage'],
 };
+
+/** u32 words per row of the repetition penalty's seen-id bitset. */
+export function seenWords(vocab: number): number {
+  return Math.ceil(vocab / 32);
+}
+
+/** The seen-id bitset ([rows, seenWords(vocab)] u32) of each row's ids (e.g. its prompt). */
+export function seenBitset(rows: readonly (readonly number[])[], vocab: number): Uint32Array {
+  const words = seenWords(vocab);
+  const bits = new Uint32Array(rows.length * words);
+  rows.forEach((ids, r) => {
+    for (const id of ids) {
+      if (!Number.isInteger(id) || id < 0 || id >= vocab) throw new RangeError(`token id ${id} of row ${r} is outside the vocabulary of ${vocab}`);
+      bits[r * words + (id >>> 5)] |= 1 << (id & 31);
+    }
+  });
+  return bits;
+}
+
+/** Whether these options need the seen-id bitset (a repetition penalty other than 1). */
+export function usesSeen(o: Pick<SampleOptions, 'repetitionPenalty'>): boolean {
+  return (o.repetitionPenalty ?? 1) !== 1;
+}
 
 export interface SampleShape extends SampleOptions {
   rows: number;
@@ -31,6 +54,10 @@ export function validateSampleOptions(o: SampleShape): void {
   }
   if (!Number.isInteger(o.topK) || o.topK < 0) throw new RangeError(`top_k must be an integer >= 0 (0 disables), got ${o.topK}`);
   if (!(o.topP > 0 && o.topP <= 1)) throw new RangeError(`top_p must be in (0, 1], got ${o.topP}`);
+  const penalty = o.repetitionPenalty ?? 1;
+  if (!(penalty > 0) || !Number.isFinite(penalty)) throw new RangeError(`repetition_penalty must be a finite number > 0 (1 disables), got ${penalty}`);
+  const minP = o.minP ?? 0;
+  if (!(minP >= 0 && minP <= 1)) throw new RangeError(`min_p must be in [0, 1] (0 disables), got ${minP}`);
   for (const [name, v] of [['seed', o.seed], ['step', o.step], ['row_offset', o.rowOffset ?? 0]] as const) {
     if (!Number.isInteger(v) || v < 0 || v > 0xffffffff) throw new RangeError(`${name} must be a 32-bit unsigned integer, got ${v}`);
   }
@@ -43,12 +70,19 @@ export interface SampleBuffers {
   logprobs: GPUBuffer;
 }
 
-/** Records one draw per row of `logits` ([rows, vocab]); returns pooled [rows] buffers. */
-export function recordSample(rt: GpuRuntime, rec: Recorder, logits: GPUBuffer, o: SampleShape): SampleBuffers {
+/**
+ * Records one draw per row of `logits` ([rows, vocab]); returns pooled [rows] buffers.
+ * `seen` is the rows' seen-id bitset ([rows, seenWords(vocab)] u32, see seenBitset): with a
+ * repetition penalty other than 1 it is read for the penalty and each drawn id is added to it
+ * on the GPU; without one the kernel never touches it (the binding still needs a buffer, so
+ * callers keep one per call rather than one per draw).
+ */
+export function recordSample(rt: GpuRuntime, rec: Recorder, logits: GPUBuffer, o: SampleShape, seen: GPUBuffer): SampleBuffers {
   validateSampleOptions(o);
+  const penalised = usesSeen(o);
   const tokens = rt.storage(o.rows * 4, 'sample.tokens');
   const logprobs = rt.storage(o.rows * 4, 'sample.logprobs');
-  const data = new ArrayBuffer(32);
+  const data = new ArrayBuffer(48);
   const u32 = new Uint32Array(data);
   const f32 = new Float32Array(data);
   u32[0] = o.rows;
@@ -59,27 +93,38 @@ export function recordSample(rt: GpuRuntime, rec: Recorder, logits: GPUBuffer, o
   u32[5] = o.seed >>> 0;
   u32[6] = o.step >>> 0;
   u32[7] = (o.rowOffset ?? 0) >>> 0;
+  f32[8] = o.repetitionPenalty ?? 1;
+  f32[9] = o.minP ?? 0;
+  u32[10] = penalised ? seenWords(o.vocab) : 0;
   const [x, y] = rt.grid(o.rows);
-  rec.dispatch(rt.pipeline(SAMPLE), [rec.uniform(u32), logits, tokens, logprobs], x, y);
+  rec.dispatch(rt.pipeline(SAMPLE), [rec.uniform(u32), logits, tokens, logprobs, seen], x, y);
   return { tokens, logprobs };
 }
 
-/** Host wrapper: uploads logits, samples, reads back tokens and log-probs. */
+/**
+ * Host wrapper: uploads logits, samples, reads back tokens and log-probs. `seenIds` (per row,
+ * the ids already in its sequence) feeds the repetition penalty; `seen` returns the bitset
+ * after the draw (unchanged without the penalty).
+ */
 export async function runSample(
   rt: GpuRuntime,
   logits: Float32Array,
   o: SampleShape,
-): Promise<{ tokens: Uint32Array; logprobs: Float32Array }> {
+  seenIds?: readonly (readonly number[])[],
+): Promise<{ tokens: Uint32Array; logprobs: Float32Array; seen: Uint32Array }> {
   if (logits.length !== o.rows * o.vocab) throw new RangeError(`logits has ${logits.length} values, expected rows*vocab = ${o.rows * o.vocab}`);
+  if (seenIds && seenIds.length !== o.rows) throw new RangeError(`seenIds has ${seenIds.length} rows, expected ${o.rows}`);
   const rec = rt.recorder('sample');
   const input = rt.upload(logits, 'sample.logits');
-  const out = recordSample(rt, rec, input, o);
+  const seen = rt.upload(seenBitset(seenIds ?? Array.from({ length: o.rows }, () => []), o.vocab), 'sample.seen');
+  const out = recordSample(rt, rec, input, o, seen);
   const tokens = rec.readU32(out.tokens, o.rows);
   const logprobs = rec.readF32(out.logprobs, o.rows);
+  const seenRead = rec.readU32(seen, o.rows * seenWords(o.vocab));
   try {
     await rec.submit();
-    return { tokens: await tokens, logprobs: await logprobs };
+    return { tokens: await tokens, logprobs: await logprobs, seen: await seenRead };
   } finally {
-    rt.release(input, out.tokens, out.logprobs);
+    rt.release(input, out.tokens, out.logprobs, seen);
   }
 }

@@ -18,6 +18,10 @@ export const grpoConfigSchema = z
     temperature: z.number().min(0).max(10).default(1.0),
     top_p: probability.default(1.0),
     top_k: z.number().int().min(0).default(0),
+    // Hugging Face sampling options TRL passes to generation (issue 16; src/ops/sample.reference.ts):
+    // a seen id's logit / penalty if > 0, else × penalty (1 = off); keep p >= min_p × p_max (null = off).
+    repetition_penalty: z.number().gt(0).default(1.0),
+    min_p: z.number().min(0).max(1).nullable().default(null),
     // Objective
     loss_type: z.enum(['grpo', 'bnpo', 'dapo', 'dr_grpo', 'cispo', 'sapo']).default('dapo'),
     beta: z.number().min(0).default(0.0),

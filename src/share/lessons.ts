@@ -28,6 +28,8 @@ const ADVANCED = [
   'generation_batch_size',
   'top_p',
   'top_k',
+  'min_p',
+  'repetition_penalty',
   'kl_estimator',
   'dual_clip',
   'delta',

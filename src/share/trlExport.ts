@@ -249,6 +249,8 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
     ['sapo_temperature_pos', 1.0],
     ['sapo_temperature_neg', 1.05],
     ['use_bias_correction_kl', false],
+    ['repetition_penalty', 1.0],
+    ['min_p', null],
   ];
   for (const [name, trlDefault] of newer) {
     if (c[name] !== trlDefault) lines.push(option(name, c[name], 'needs a recent TRL'));

@@ -150,10 +150,78 @@ describe('sampler kernel', () => {
     expect(Number.isNaN(out.logprobs[0])).toBe(true);
   });
 
+  it('repetition_penalty and min_p match the twin; the log-prob stays unpenalised; drawn ids join the seen set', async () => {
+    const vocab = 300;
+    const rows = 24;
+    for (const [seed, temperature, topK, topP, repetitionPenalty, minP] of [
+      [11, 1, 0, 1, 1.3, 0],
+      [12, 0.8, 20, 0.95, 0.7, 0.05],
+      [13, 1.2, 0, 1, 2, 0.2],
+    ] as const) {
+      const rand = rng(seed);
+      const logits = f32(normal(rand, rows * vocab, 2));
+      // Each row has already produced a few dozen ids, a third of them among its most likely.
+      const seen = Array.from({ length: rows }, (_, r) => {
+        const row = logits.slice(r * vocab, (r + 1) * vocab);
+        const top = row.map((x, i) => [x, i]).sort((a, b) => b[0] - a[0]).slice(0, 6).map(([, i]) => i);
+        return [...top.filter((_, j) => j % 2 === 0), ...Array.from({ length: 30 }, () => Math.floor(rand() * vocab))];
+      });
+      const options = { rows, vocab, temperature, topK, topP, repetitionPenalty, minP, seed, step: 2 };
+      const out = await harness.runModule(CASES, 'sample', { logits, options, seen });
+      const words = Math.ceil(vocab / 32);
+      let mismatches = 0;
+      let penalisedMatters = 0;
+      for (let r = 0; r < rows; r++) {
+        const row = logits.slice(r * vocab, (r + 1) * vocab);
+        const ref = sampleRowRef(row, r, options, seen[r]);
+        if (sampleRowRef(row, r, { ...options, repetitionPenalty: 1 }).token !== ref.token) penalisedMatters++;
+        const t = out.tokens[r];
+        expect((out.seen[r * words + (t >>> 5)] >>> (t & 31)) & 1, `row ${r}: drawn id ${t} not marked seen`).toBe(1);
+        for (const id of seen[r]) expect((out.seen[r * words + (id >>> 5)] >>> (id & 31)) & 1, `row ${r}: id ${id} lost`).toBe(1);
+        if (t !== ref.token) {
+          mismatches++;
+          expect(ref.margin, `row ${r}: kernel ${t} vs twin ${ref.token}`).toBeLessThan(1e-4);
+          continue;
+        }
+        // log softmax(raw logits / T)[t]: the policy's own log-prob, what TRL recomputes.
+        const raw = row.map((x) => x / temperature);
+        const m = Math.max(...raw);
+        const lse = m + Math.log(raw.reduce((s, x) => s + Math.exp(x - m), 0));
+        expect(Math.abs(out.logprobs[r] - (raw[t] - lse)), `row ${r} logprob`).toBeLessThan(1e-4);
+        expect(Math.abs(out.logprobs[r] - ref.logprob), `row ${r} logprob vs twin`).toBeLessThan(1e-4);
+      }
+      expect(mismatches).toBeLessThanOrEqual(1);
+      // The penalty changed some draws (else this test could not tell it was applied).
+      expect(penalisedMatters, `seed ${seed}`).toBeGreaterThan(0);
+    }
+  });
+
+  it('greedy with repetition_penalty follows HF: a seen logit > 0 is divided, one <= 0 multiplied', async () => {
+    const logits = [3, 2.5, 1, /* row 1 */ -1, -1.5, -3, /* row 2 */ 3, 2.5, 1];
+    const options = { rows: 3, vocab: 3, temperature: 0, topK: 0, topP: 1, repetitionPenalty: 2, seed: 0, step: 0 };
+    // Row 0: 3 / 2 = 1.5 < 2.5. Row 1: -1 × 2 = -2 < -1.5. Row 2: nothing seen.
+    const out = await harness.runModule(CASES, 'sample', { logits, options, seen: [[0], [0], []] });
+    expect(out.tokens).toEqual([1, 1, 0]);
+    const off = await harness.runModule(CASES, 'sample', { logits, options: { ...options, repetitionPenalty: 1 }, seen: [[0], [0], []] });
+    expect(off.tokens).toEqual([0, 0, 0]);
+  });
+
+  it('min_p keeps only tokens with p >= min_p × p_max', async () => {
+    // p ∝ [e^2, e^1, e^0.5, 1]: p/p_max = [1, .37, .22, .14]. min_p 0.3 keeps {0, 1}.
+    const row = [2, 1, 0.5, 0];
+    const counts = await harness.runModule(CASES, 'histogram', { row, rows: 200, options: { seed: 5, step: 0, temperature: 1, topK: 0, topP: 1, minP: 0.3 } });
+    expect(counts[2] + counts[3]).toBe(0);
+    expect(counts[1]).toBeGreaterThan(20);
+    const loose = await harness.runModule(CASES, 'histogram', { row, rows: 200, options: { seed: 5, step: 0, temperature: 1, topK: 0, topP: 1, minP: 0.1 } });
+    expect(loose[3]).toBeGreaterThan(0);
+  });
+
   it('rejects invalid options with the option name', async () => {
     const bad = (options: object) => harness.runModule(CASES, 'sample', { logits: [0, 1], options: { rows: 1, vocab: 2, temperature: 1, topK: 0, topP: 1, seed: 0, step: 0, ...options } });
     await expect(bad({ temperature: -1 })).rejects.toThrow(/temperature must be/);
     await expect(bad({ topP: 0 })).rejects.toThrow(/top_p must be in \(0, 1\]/);
     await expect(bad({ topK: 1.5 })).rejects.toThrow(/top_k must be an integer/);
+    await expect(bad({ repetitionPenalty: 0 })).rejects.toThrow(/repetition_penalty must be/);
+    await expect(bad({ minP: 1.5 })).rejects.toThrow(/min_p must be in \[0, 1\]/);
   });
 });

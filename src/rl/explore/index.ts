@@ -108,7 +108,7 @@ async function drawGroups(ctx: GrpoContext, step: number, round: number, prompts
   const gen = await generate(
     ctx.model,
     samplingIds,
-    { max_completion_length: cfg.max_completion_length, temperature: cfg.temperature, top_k: cfg.top_k, top_p: cfg.top_p, seed: round === 0 ? seed : (seed ^ Math.imul(round, 0x85ebca6b)) >>> 0 },
+    { max_completion_length: cfg.max_completion_length, temperature: cfg.temperature, top_k: cfg.top_k, top_p: cfg.top_p, repetition_penalty: cfg.repetition_penalty, min_p: cfg.min_p, seed: round === 0 ? seed : (seed ^ Math.imul(round, 0x85ebca6b)) >>> 0 },
     { eosTokenId: ctx.tokenizer.eosTokenId },
   );
   // A row the sampler could not draw from (NaN/Inf logits) comes back as NO_TOKEN: the model's

@@ -60,6 +60,21 @@ export const SETTING_GROUPS: OptionGroup[] = [
       { key: 'temperature', kind: 'number', step: 0.1, trl: 'temperature', help: 'Sampling temperature; 0 is greedy (every completion of a group the same: no signal).' },
       { key: 'top_p', kind: 'number', step: 0.05, trl: 'top_p', help: 'Nucleus sampling: keep the smallest set of tokens with this much probability.' },
       { key: 'top_k', kind: 'int', trl: 'top_k', help: 'Keep only the k most likely tokens; 0 = all.' },
+      {
+        key: 'min_p',
+        kind: 'number',
+        step: 0.01,
+        nullable: true,
+        trl: 'min_p',
+        help: 'Keep only tokens at least this fraction as likely as the most likely one (applied after top_k and top_p, as in Hugging Face generate); empty = off.',
+      },
+      {
+        key: 'repetition_penalty',
+        kind: 'number',
+        step: 0.05,
+        trl: 'repetition_penalty',
+        help: 'Discourage tokens already in the prompt or the completion so far: their logit is divided by this if positive, multiplied if not (Hugging Face semantics); 1 = off, above 1 repeats less. It shapes sampling only: the log-probs trained on stay the model\'s own, as TRL recomputes them, so the ratio of a penalised draw starts at 1.',
+      },
     ],
   },
   {

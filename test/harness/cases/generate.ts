@@ -16,6 +16,7 @@ import { readSafetensors } from '../../../src/model/safetensors';
 import { Transformer, type TokenBatch } from '../../../src/model/transformer';
 import { fromHfTensors } from '../../../src/model/weights';
 import { recordKvCacheWrite } from '../../../src/ops/kvCache';
+import { sampleRowRef } from '../../../src/ops/sample.reference';
 
 async function loadGolden(rt: GpuRuntime, name: string): Promise<Transformer> {
   const dir = `/test/golden/${name}`;
@@ -58,6 +59,36 @@ export async function seeded(rt: GpuRuntime, input: { model: string; prompts: nu
   const c = await generate(model, input.prompts, { ...input.cfg, seed: input.cfg.seed + 1 }, { eosTokenId: input.eos });
   model.params.destroy();
   return { a, b, c };
+}
+
+/**
+ * repetition_penalty / min_p through the KV-cache loop against the float64 twin: each drawn
+ * token is replayed from the full forward pass's logits over prompt + completion so far, with
+ * the seen ids of that prefix (the prompt's real tokens, not its padding).
+ */
+export async function penalisedParity(rt: GpuRuntime, input: { model: string; prompts: number[][]; cfg: GenerationConfig }) {
+  const model = await loadGolden(rt, input.model);
+  const out = await generate(model, input.prompts, input.cfg, { eosTokenId: -1, stepsPerSubmit: 3 });
+  const V = model.config.vocabSize;
+  const o = { temperature: input.cfg.temperature, topK: input.cfg.top_k, topP: input.cfg.top_p, repetitionPenalty: input.cfg.repetition_penalty ?? 1, minP: input.cfg.min_p ?? 0, seed: input.cfg.seed };
+  const steps: { kernel: number; twin: number; margin: number; kernelLp: number; twinLp: number; unpenalised: number }[] = [];
+  for (let b = 0; b < input.prompts.length; b++) {
+    const seq = [...input.prompts[b]];
+    for (let s = 0; s < out.completions[b].length; s++) {
+      const rec = rt.recorder('full forward');
+      const state = model.forward(rec, { batch: 1, seqLen: seq.length, ids: Uint32Array.from(seq), pads: [0] });
+      const logits = rec.readF32(state.logits, V, (seq.length - 1) * V);
+      await rec.submit();
+      const row = Array.from(await logits);
+      model.release(state);
+      const ref = sampleRowRef(row, b, { ...o, step: s }, seq);
+      const plain = sampleRowRef(row, b, { ...o, step: s, repetitionPenalty: 1 });
+      steps.push({ kernel: out.completions[b][s], twin: ref.token, margin: ref.margin, kernelLp: out.logprobs[b][s], twinLp: ref.logprob, unpenalised: plain.token });
+      seq.push(out.completions[b][s]);
+    }
+  }
+  model.params.destroy();
+  return { steps, completions: out.completions };
 }
 
 /** The models the prefill and memory checks run on: GPT-2, Llama, both with trained PEFT adapters, and Qwen3 (q/k norm). */

@@ -2,9 +2,9 @@
 import type { GpuRuntime } from '../../../src/gpu/runtime';
 import { runSample, type SampleShape } from '../../../src/ops/sample';
 
-export async function sample(rt: GpuRuntime, input: { logits: number[]; options: SampleShape }) {
-  const out = await runSample(rt, new Float32Array(input.logits), input.options);
-  return { tokens: Array.from(out.tokens), logprobs: Array.from(out.logprobs) };
+export async function sample(rt: GpuRuntime, input: { logits: number[]; options: SampleShape; seen?: number[][] }) {
+  const out = await runSample(rt, new Float32Array(input.logits), input.options, input.seen);
+  return { tokens: Array.from(out.tokens), logprobs: Array.from(out.logprobs), seen: Array.from(out.seen) };
 }
 
 /** The same row of logits repeated `rows` times: each row gets its own draw. */

@@ -138,6 +138,9 @@ for node in ast.walk(tree):
     // At TRL's defaults they are left out (older TRL releases do not know them).
     const plain = await read({});
     for (const k of ['delta', 'sapo_temperature_pos', 'sapo_temperature_neg', 'use_bias_correction_kl']) expect(Object.keys(plain)).not.toContain(k);
+    // The sampler's repetition_penalty and min_p (issue 16): GRPOConfig arguments of the same name.
+    expect(await read({ repetition_penalty: 1.2, min_p: 0.05 })).toMatchObject({ repetition_penalty: 1.2, min_p: 0.05 });
+    for (const k of ['repetition_penalty', 'min_p']) expect(Object.keys(plain)).not.toContain(k);
   });
 
   it('advantage_estimator "rloo" becomes a note: TRL\'s GRPOTrainer has no leave-one-out baseline', async () => {
