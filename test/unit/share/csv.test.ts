@@ -162,7 +162,10 @@ describe('rollouts', () => {
       advantage: 0,
     };
     const rows = parseCsv(rolloutsToCsv([r]));
-    expect(rows[0]).toEqual(['step', 'group', 'index', 'prompt', 'completion', 'completion_tokens', 'truncated', 'reward', 'advantage', 'score/short', 'score/asks']);
-    expect(rows[1]).toEqual(['3', '1', '2', 'Say "hi", then stop.', '\'=cmd|"/C calc"!A0\nsecond line', '4', 'true', '', '0', '1', '']);
+    expect(rows[0]).toEqual(['step', 'group', 'index', 'prompt', 'completion', 'completion_tokens', 'truncated', 'guided', 'guidance', 'reward', 'advantage', 'score/short', 'score/asks']);
+    expect(rows[1]).toEqual(['3', '1', '2', 'Say "hi", then stop.', '\'=cmd|"/C calc"!A0\nsecond line', '4', 'true', '', '', '', '0', '1', '']);
+    // A guided rollout (src/rl/explore) names its strategy and its guidance, formula-neutralised.
+    const guided = parseCsv(rolloutsToCsv([{ ...r, guided: { kind: 'scaffold', guidance: '=SUM(A1)\n- Be brief', criteria: ['short'] } }]));
+    expect(guided[1].slice(7, 9)).toEqual(['scaffold', '\'=SUM(A1)\n- Be brief']);
   });
 });
