@@ -35,6 +35,11 @@ export const grpoConfigSchema = z
     sapo_temperature_pos: z.number().gt(0).default(1.0),
     sapo_temperature_neg: z.number().gt(0).default(1.05),
     use_bias_correction_kl: z.boolean().default(false),
+    // TR-DPO reference sync (issue 16; src/rl/refSync.ts): every ref_model_sync_steps optimizer
+    // steps, π_ref ← α π_θ + (1 − α) π_ref. Needs a separate reference copy (beta > 0, no LoRA).
+    sync_ref_model: z.boolean().default(false),
+    ref_model_mixup_alpha: z.number().gt(0).max(1).default(0.6),
+    ref_model_sync_steps: z.number().int().min(1).default(512),
     num_iterations: z.number().int().min(1).max(16).default(1),
     importance_sampling_level: z.enum(['token', 'sequence']).default('token'),
     scale_rewards: z.enum(['group', 'batch', 'none']).default('group'),
@@ -123,6 +128,11 @@ export const grpoConfigSchema = z
     credit_schedule: z.enum(['constant', 'linear', 'cosine']).default('constant'),
     /** Steps over which the schedule reaches uniform credit; null = max_steps. */
     credit_schedule_steps: z.number().int().min(1).nullable().default(null),
+    /** CoRT: weight tokens by how much the rubric in the prompt changes their log-prob (src/rl/credit/cort.ts). */
+    cort_credit: z.boolean().default(false),
+    /** Bounds of the CoRT weights (mean 1 over each completion). */
+    cort_weight_min: z.number().min(0).max(1).default(0.5),
+    cort_weight_max: z.number().min(1).max(100).default(2),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -156,6 +166,7 @@ export const grpoConfigSchema = z
         if (c[key] !== null) ctx.addIssue({ code: 'custom', path: [key], message: `applies only to loss_type grpo, bnpo, dapo or dr_grpo, not ${c.loss_type}: leave it empty` });
       }
     }
+    for (const issue of refSyncIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     const gdpoIssue = gdpoAggregationIssue(c.multi_objective_aggregation, c.reward_aggregation);
     if (gdpoIssue) ctx.addIssue({ code: 'custom', path: ['multi_objective_aggregation'], message: gdpoIssue });
     if (c.top_entropy_quantile === 0) {
@@ -193,9 +204,28 @@ export function gdpoAggregationIssue(
   return `"normalize_then_sum" (GDPO) normalises each criterion's score within its group and sums them with the rubric weights, so it trains on a weighted sum of criterion scores; reward_aggregation ${what} is not one (the reward shown would not be the reward trained). Use reward_aggregation "weighted_mean" (or rubric_dropout over it) with GDPO, or multi_objective_aggregation "sum_then_normalize" with ${what}`;
 }
 
+/**
+ * sync_ref_model mixes the policy into a reference copy: TRL's SyncRefModelCallback is a no-op
+ * without a reference (beta 0 loads none) and TRL refuses it with PEFT, whose reference is the
+ * base with the adapters off, not a copy. A page step is num_iterations optimizer steps and the
+ * mix runs after a page step, so the TRL sync points (multiples of ref_model_sync_steps) must
+ * fall on page-step ends: ref_model_sync_steps a multiple of num_iterations.
+ */
+function refSyncIssues(c: { sync_ref_model: boolean; beta: number; use_peft: boolean; num_iterations: number; ref_model_sync_steps: number }): { path: string[]; message: string }[] {
+  if (!c.sync_ref_model) return [];
+  if (c.beta === 0) return [{ path: ['sync_ref_model'], message: 'needs beta > 0: with beta 0 there is no reference model to sync (TRL loads none)' }];
+  if (c.use_peft) {
+    return [{ path: ['sync_ref_model'], message: 'cannot be used with use_peft (as in TRL): under LoRA the reference is the base model with the adapters off, not a separate copy to mix the policy into' }];
+  }
+  if (c.ref_model_sync_steps % c.num_iterations !== 0) {
+    return [{ path: ['ref_model_sync_steps'], message: `must be a multiple of num_iterations (${c.num_iterations}): a step here is num_iterations optimizer steps, and the reference is mixed after a step` }];
+  }
+  return [];
+}
+
 /** Whether any token-credit option is on (then grpoStep computes per-token weights). */
-export function tokenCreditOn(c: { span_credit: number; cripo_flip: boolean; entropy_pivot_quantile: number }): boolean {
-  return c.span_credit > 0 || c.cripo_flip || c.entropy_pivot_quantile > 0;
+export function tokenCreditOn(c: { span_credit: number; cripo_flip: boolean; entropy_pivot_quantile: number; cort_credit: boolean }): boolean {
+  return c.span_credit > 0 || c.cripo_flip || c.entropy_pivot_quantile > 0 || c.cort_credit;
 }
 
 /** Token-credit options that cannot work with the rest of the config, with the reason. */
@@ -203,13 +233,14 @@ function tokenCreditIssues(c: {
   span_credit: number;
   cripo_flip: boolean;
   entropy_pivot_quantile: number;
+  cort_credit: boolean;
   num_iterations: number;
   importance_sampling_level: string;
 }): { path: string[]; message: string }[] {
   const issues: { path: string[]; message: string }[] = [];
   const on = tokenCreditOn(c);
   if (on && c.importance_sampling_level === 'sequence') {
-    const which = c.span_credit > 0 ? 'span_credit' : c.cripo_flip ? 'cripo_flip' : 'entropy_pivot_quantile';
+    const which = c.span_credit > 0 ? 'span_credit' : c.cripo_flip ? 'cripo_flip' : c.cort_credit ? 'cort_credit' : 'entropy_pivot_quantile';
     issues.push({
       path: [which],
       message: 'token credit needs importance_sampling_level "token": with "sequence" (GSPO) every token of a completion gets the same gradient, so per-token weights would only rescale the sequence',

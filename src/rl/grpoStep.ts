@@ -24,6 +24,8 @@ import { sampleRollouts, withImportanceWeights, type ExploreMetrics, type Guided
 import { completionMetrics, fracRewardZeroStd, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
 import { judgeFailureMetrics, type JudgeFailureMetrics } from './judgeFailures';
 import { tokenCredit } from './credit';
+import { rubricConditionedPrompt } from './credit/cort';
+import { cortContrasts } from './credit/cortPass';
 import { buildRolloutBatch } from './rolloutBatch';
 import { runUpdate, type UpdateResult } from './update';
 
@@ -71,6 +73,8 @@ export interface RolloutRecord {
   /** the evidence-span credit multiplier (span_credit on) and the entropy-pivot weight (entropy_pivot_quantile on). */
   token_span_credit?: number[];
   token_entropy_pivot?: number[];
+  /** CoRT's per-token contrast: log-prob under the rubric-conditioned prompt minus under the plain one (cort_credit on). */
+  token_cort_contrast?: number[];
   /** CriPO diagnostics: criteria this rollout meets with a negative advantage (Suppressed), and its group's criteria no rollout meets (Unexplored). */
   suppressed_criteria?: string[];
   unexplored_criteria?: string[];
@@ -225,7 +229,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const T = batch.tokens.seqLen;
   const rows = N * T;
   // Token credit (src/rl/credit/): how each advantage spreads over its tokens; off = uniform, as TRL.
-  const credit = tokenCredit({
+  const credit = await tokenCredit({
     config: cfg,
     step,
     criteria: rubric.criteria,
@@ -234,6 +238,17 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     decode: (ids) => tokenizer.decode(ids),
     seqLen: T,
     completionStart: batch.completionStart,
+    // CoRT's scoring passes: each completion under its prompt with and without the rubric's criteria.
+    cortContrast: () =>
+      cortContrasts({
+        rt,
+        model,
+        padTokenId: tokenizer.padTokenId,
+        rubricPrompts: rollouts.map((r) => ctx.formatPrompt(rubricConditionedPrompt(r.prompt, rubric.criteria))),
+        plainPrompts: sampled.trainPromptIds,
+        completions: sampled.completions,
+        temperature: cfg.temperature > 0 ? cfg.temperature : 1,
+      }),
   });
   rollouts.forEach((r, i) => {
     const suppressed = credit.diagnostics.suppressed[i];
@@ -269,6 +284,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     const views = creditViews[b];
     if (views?.span) r.token_span_credit = views.span;
     if (views?.pivot) r.token_entropy_pivot = views.pivot;
+    if (views?.cortContrast) r.token_cort_contrast = views.cortContrast;
   });
   await hooks.onStage?.('updated', rollouts);
 

@@ -14,6 +14,7 @@ import { strToU8, unzipSync, zipSync } from 'fflate';
 import { z } from 'zod';
 import type { CheckpointFiles } from '../model/checkpoint';
 import { parseExperiment, type Experiment } from '../rl/experiment';
+import { experimentProblems } from '../rl/issueLabels';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import { MAX_SPANS, parseRubric, rubricVersion } from '../rubric';
 import { MAX_CRITERIA } from '../rubric/schema';
@@ -158,6 +159,7 @@ const rolloutSchema: z.ZodType<RolloutRecord> = z.strictObject({
   token_weight: z.array(num).optional(),
   token_span_credit: z.array(num).optional(),
   token_entropy_pivot: z.array(num).optional(),
+  token_cort_contrast: z.array(num).optional(),
   suppressed_criteria: z.array(z.string().max(64)).max(MAX_CRITERIA).optional(),
   unexplored_criteria: z.array(z.string().max(64)).max(MAX_CRITERIA).optional(),
   truncated: z.boolean(),
@@ -364,7 +366,9 @@ async function finish(doc: RunDocument, readBinary: BinaryReader): Promise<RunFi
   try {
     experiment = parseExperiment(doc.experiment).experiment;
   } catch (e) {
-    throw new RunFileError(`the run file's experiment is invalid:\n${(e as Error).message}`);
+    // In the page's words ("Setting num_generations: ..."), as for a link.
+    const problems = experimentProblems(e, doc.experiment);
+    throw new RunFileError(`the run file's experiment is invalid:\n${problems ? problems.join('\n') : (e as Error).message}`);
   }
   const versions: string[] = [];
   for (const [i, entry] of doc.rubric_versions.entries()) {
@@ -372,12 +376,25 @@ async function finish(doc: RunDocument, readBinary: BinaryReader): Promise<RunFi
     try {
       actual = await rubricVersion(parseRubric(entry.rubric));
     } catch (e) {
-      throw new RunFileError(`rubric_versions[${i}] is not a valid rubric:\n${(e as Error).message}`);
+      const problems = experimentProblems(e, { rubric: entry.rubric });
+      throw new RunFileError(`rubric_versions[${i}] is not a valid rubric:\n${problems ? problems.join('\n') : (e as Error).message}`);
     }
     if (actual !== entry.version) {
       throw new RunFileError(`rubric_versions[${i}]: its version ${entry.version.slice(0, 12)}… does not match its rubric (${actual.slice(0, 12)}…): the file was edited or damaged`);
     }
     versions.push(actual);
+  }
+  // The page keys steps by number and rollouts by (step, group, index): a file repeating one is damaged.
+  const steps = new Set<number>();
+  for (const m of doc.metrics) {
+    if (steps.has(m.step)) throw new RunFileError(`metrics: step ${m.step} appears twice: the file was edited or damaged`);
+    steps.add(m.step);
+  }
+  const rollouts = new Set<string>();
+  for (const r of doc.rollouts) {
+    const key = `${r.step}:${r.group}:${r.index}`;
+    if (rollouts.has(key)) throw new RunFileError(`rollouts: step ${r.step}, group ${r.group}, index ${r.index} appears twice: the file was edited or damaged`);
+    rollouts.add(key);
   }
   const current = await rubricVersion(parseRubric(experiment.rubric));
   if (!versions.includes(current)) throw new RunFileError("the experiment's rubric is not among rubric_versions");

@@ -282,7 +282,10 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
   if (c.entropy_pivot_quantile > 0) {
     lines.push(unsupported(`entropy_pivot_quantile ${c.entropy_pivot_quantile} (entropy-pivot credit, boost ${c.entropy_pivot_boost}): TRL has no entropy-weighted credit (top_entropy_quantile, which it has, masks tokens instead); not applied`));
   }
-  if (c.credit_schedule !== 'constant' && (c.span_credit > 0 || c.entropy_pivot_quantile > 0)) {
+  if (c.cort_credit) {
+    lines.push(unsupported(`cort_credit (CoRT counterfactual rubric-context weights, ${c.cort_weight_min}–${c.cort_weight_max}): TRL has no per-token advantage weights nor the extra scoring passes; not applied`));
+  }
+  if (c.credit_schedule !== 'constant' && (c.span_credit > 0 || c.entropy_pivot_quantile > 0 || c.cort_credit)) {
     lines.push(unsupported(`credit_schedule "${c.credit_schedule}": schedules the token credit above, which TRL cannot express; not applied`));
   }
   lines.push(

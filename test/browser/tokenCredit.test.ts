@@ -4,6 +4,7 @@
 // total advantage is conserved, and changes when CriPO flips a sign).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
+import { cortWeights } from '../../src/rl/credit/cort';
 
 let harness: Harness;
 beforeAll(async () => {
@@ -24,10 +25,12 @@ interface R {
   token_weight: number[];
   token_span_credit: number[] | null;
   token_entropy_pivot: number[] | null;
+  token_cort_contrast: number[] | null;
   suppressed: string[];
   unexplored: string[];
 }
 interface Step {
+  submits: number;
   metrics: { policy_loss: number; grad_norm: number; loss: number; suppressed_criteria: number; unexplored_criteria: number; skipped: boolean };
   rollouts: R[];
 }
@@ -95,5 +98,22 @@ describe('token credit (GPU step)', () => {
     const rollouts = half.credited.rollouts as R[];
     expect(rollouts.some((x) => x.token_span_credit!.some((s) => Math.abs(s - 1) > 1e-3))).toBe(true);
     for (const x of rollouts) x.token_weight.forEach((w, j) => expect(w).toBeCloseTo((x.token_span_credit![j] + 1) / 2, 5));
+  });
+
+  it('cort_credit: the two scoring passes in one submission; bounded mean-1 weights from their contrast', async () => {
+    const { uniform, credited } = await run({ cort_credit: true, cort_weight_min: 0.5, cort_weight_max: 2 });
+    expect(credited.submits).toBe(uniform.submits + 1);
+    let moved = 0;
+    for (const x of credited.rollouts) {
+      expect(x.token_cort_contrast).toHaveLength(x.n);
+      for (const c of x.token_cort_contrast!) expect(Number.isFinite(c)).toBe(true);
+      if (x.token_cort_contrast!.some((c) => Math.abs(c) > 1e-4)) moved++;
+      // The weights the kernel got are the float64 mapping of the GPU's contrasts.
+      const k = cortWeights(x.token_cort_contrast!, 0.5, 2);
+      x.token_weight.forEach((w, j) => expect(w).toBeCloseTo(k[j], 5));
+      expect(mean(x.token_weight)).toBeCloseTo(1, 5);
+    }
+    expect(moved).toBeGreaterThan(0); // the rubric in the prompt changes the policy's log-probs
+    expect(credited.metrics.policy_loss).toBeCloseTo(uniform.metrics.policy_loss, 5);
   });
 });

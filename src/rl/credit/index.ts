@@ -3,8 +3,9 @@
 // policy term of token j by the weight m_j (the loss kernel's token_weights), so the token's
 // advantage is A_i m_j. Every source is an option here, composed in this order:
 //   s_j  evidence-span credit (spanCredit.ts; span_credit)              mean 1, >= 0
+//   k_j  counterfactual rubric-context credit (cort.ts; cort_credit)    mean 1, in [min, max]
 //   g_j  entropy pivots (entropy.ts; entropy_pivot_quantile)             mean 1, >= 0
-//   t_j  = s_j g_j / mean(s g)                                           the targeted credit
+//   t_j  = s_j k_j g_j / mean(s k g)   (no rescaling when one source)    the targeted credit
 //   m_j  = α(step) t_j + 1 − α(step)      (entropy.ts; credit_schedule)  mean 1
 //   m_j  = −m_j on the suppressed criteria's spans when A_i < 0 (criteria.ts; cripo_flip)
 //   m_j  = 0 for an unscorable rollout (no reward: its advantage is 0 and nothing is credited)
@@ -15,6 +16,7 @@ import type { CriterionResult } from '../../rubric';
 import { tokenCreditOn, type GrpoConfig } from '../config';
 import type { TokenWeightSource } from '../update';
 import { criterionDiagnostics, flipSuppressed, type CriterionDiagnostics } from './criteria';
+import { cortWeights } from './cort';
 import { creditScheduleAlpha, entropyPivotWeights, normaliseMean } from './entropy';
 import { spanCreditMultipliers, type SpanShare } from './spanCredit';
 import { tokenCharRanges, tokensInSpans, type Decode } from './tokenOffsets';
@@ -41,6 +43,8 @@ export interface TokenCreditInput {
   /** The update batch's layout: positions per row, and the row position of completion token 0. */
   seqLen: number;
   completionStart: number;
+  /** CoRT's scoring passes (cortPass.ts): per rollout, the per-token contrast; needed when cort_credit is on. */
+  cortContrast?: (() => Promise<Float64Array[]>) | null;
 }
 
 /** What the inspector shows per rollout (one value per completion token). */
@@ -49,6 +53,8 @@ export interface CreditViews {
   span: number[] | null;
   /** g_j, or null when entropy pivots are off. */
   pivot: number[] | null;
+  /** CoRT's contrast c_j (log-prob with the rubric − without), or null when cort_credit is off. */
+  cortContrast: number[] | null;
   /** m_j, the final credit weight before the entropy mask. */
   weight: number[];
 }
@@ -70,12 +76,15 @@ interface Prepared {
   n: number;
   /** Span multipliers s (all 1 when span credit is off). */
   span: Float64Array;
+  /** CoRT weights k and the contrasts behind them (null when cort_credit is off). */
+  cort: Float64Array | null;
+  contrast: Float64Array | null;
   /** Tokens whose sign flips (cripo_flip, negative advantage). */
   flip: number[];
   scorable: boolean;
 }
 
-function prepare(input: TokenCreditInput, r: CreditRollout, suppressed: readonly string[]): Prepared {
+function prepare(input: TokenCreditInput, r: CreditRollout, suppressed: readonly string[], contrast: Float64Array | null): Prepared {
   const cfg = input.config;
   const n = r.completion_ids.length;
   const scorable = r.reward !== null;
@@ -95,15 +104,21 @@ function prepare(input: TokenCreditInput, r: CreditRollout, suppressed: readonly
     span = spanCreditMultipliers(n, shares, cfg.span_credit);
   }
   const flip = cfg.cripo_flip && r.advantage < 0 && needSpans ? suppressed.flatMap(tokensOf) : [];
-  return { n, span, flip, scorable };
+  const cort = contrast && n > 0 ? cortWeights(contrast, cfg.cort_weight_min, cfg.cort_weight_max) : null;
+  return { n, span, cort, contrast, flip, scorable };
 }
 
-export function tokenCredit(input: TokenCreditInput): TokenCreditResult {
+export async function tokenCredit(input: TokenCreditInput): Promise<TokenCreditResult> {
   const cfg = input.config;
   const diagnostics = criterionDiagnostics(input.criteria, input.rollouts, input.groups, passThreshold(cfg));
   if (!tokenCreditOn(cfg)) return { diagnostics, source: null, views: () => input.rollouts.map(() => null) };
 
-  const prepared = input.rollouts.map((r, i) => prepare(input, r, diagnostics.suppressed[i]));
+  let contrasts: Float64Array[] | null = null;
+  if (cfg.cort_credit) {
+    if (!input.cortContrast) throw new Error('cort_credit is on but the step gave no scoring passes for it');
+    contrasts = await input.cortContrast();
+  }
+  const prepared = input.rollouts.map((r, i) => prepare(input, r, diagnostics.suppressed[i], contrasts?.[i] ?? null));
   const alpha = creditScheduleAlpha(cfg.credit_schedule, input.step, cfg.credit_schedule_steps ?? cfg.max_steps);
   const pivotsOn = cfg.entropy_pivot_quantile > 0;
   const views: (CreditViews | null)[] = input.rollouts.map(() => null);
@@ -113,11 +128,18 @@ export function tokenCredit(input: TokenCreditInput): TokenCreditResult {
   const weightsOf = (b: number, entropy: ArrayLike<number> | null): Float64Array => {
     const p = prepared[b];
     const pivot = pivotsOn && entropy ? entropyPivotWeights(entropy, cfg.entropy_pivot_quantile, cfg.entropy_pivot_boost) : null;
-    const targeted = pivot ? normaliseMean(p.span.map((s, j) => s * pivot[j])) : Float64Array.from(p.span);
+    const sources = [cfg.span_credit > 0 ? p.span : null, p.cort, pivot].filter((x): x is Float64Array => x !== null);
+    const product = Float64Array.from({ length: p.n }, (_, j) => sources.reduce((m, x) => m * x[j], 1));
+    const targeted = sources.length > 1 ? normaliseMean(product) : product;
     const m = targeted.map((t) => alpha * t + 1 - alpha);
     flipSuppressed(m, p.flip);
     if (!p.scorable) m.fill(0);
-    views[b] = { span: cfg.span_credit > 0 ? Array.from(p.span) : null, pivot: pivot ? Array.from(pivot) : null, weight: Array.from(m) };
+    views[b] = {
+      span: cfg.span_credit > 0 ? Array.from(p.span) : null,
+      pivot: pivot ? Array.from(pivot) : null,
+      cortContrast: p.contrast ? Array.from(p.contrast) : null,
+      weight: Array.from(m),
+    };
     return m;
   };
 

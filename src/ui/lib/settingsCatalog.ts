@@ -263,6 +263,28 @@ export const SETTING_GROUPS: OptionGroup[] = [
         help: 'CriPO\'s suppressed-criterion fix: in a completion with a negative advantage, the tokens of a criterion it meets are pushed up instead of down (their advantage sign flips). Needs num_iterations = 1.',
       },
       {
+        key: 'cort_credit',
+        kind: 'bool',
+        trl: null,
+        help: 'Counterfactual rubric-context credit (CoRT): after sampling, each completion is scored with and without the rubric\'s criteria added to its prompt (two extra inference passes); tokens the rubric made likelier get more of the advantage, within cort_weight_min–cort_weight_max, mean 1 per completion.',
+      },
+      {
+        key: 'cort_weight_min',
+        kind: 'number',
+        step: 0.05,
+        trl: null,
+        help: 'Smallest CoRT weight of a token (at most 1).',
+        when: (c) => c.cort_credit === true,
+      },
+      {
+        key: 'cort_weight_max',
+        kind: 'number',
+        step: 0.5,
+        trl: null,
+        help: 'Largest CoRT weight of a token (at least 1).',
+        when: (c) => c.cort_credit === true,
+      },
+      {
         key: 'entropy_pivot_quantile',
         kind: 'number',
         step: 0.05,
@@ -283,7 +305,7 @@ export const SETTING_GROUPS: OptionGroup[] = [
         values: ['constant', 'linear', 'cosine'],
         trl: null,
         help: 'Temporal credit scheduling (seed #87): start with the targeted credit above and move to uniform credit over credit_schedule_steps. constant = stay targeted.',
-        when: (c) => Number(c.span_credit) > 0 || Number(c.entropy_pivot_quantile) > 0,
+        when: (c) => Number(c.span_credit) > 0 || Number(c.entropy_pivot_quantile) > 0 || c.cort_credit === true,
       },
       {
         key: 'credit_schedule_steps',

@@ -1,6 +1,6 @@
 // The token heatmap's data: one value per completion token for the quantity chosen (sampling
 // log-prob, entropy, the ratio π_θ/π_old, advantage × token weight, and each token-credit source:
-// evidence-span credit, entropy-pivot weight), a colour scale fitted to
+// evidence-span credit, entropy-pivot weight, CoRT contrast), a colour scale fitted to
 // the rollouts on show, and the words that describe each value for the tooltip and screen readers.
 import type { RolloutRecord } from '../../rl/grpoStep';
 import { parseHex, type Rgb } from './contrast';
@@ -14,9 +14,10 @@ export type TokenRollout = RolloutRecord & {
   token_weight?: number[];
   token_span_credit?: number[];
   token_entropy_pivot?: number[];
+  token_cort_contrast?: number[];
 };
 
-export type TokenQuantity = 'logprob' | 'entropy' | 'ratio' | 'advantage' | 'span' | 'pivot';
+export type TokenQuantity = 'logprob' | 'entropy' | 'ratio' | 'advantage' | 'span' | 'pivot' | 'cort';
 
 export interface QuantitySpec {
   id: TokenQuantity;
@@ -31,11 +32,14 @@ export const TOKEN_QUANTITIES: readonly QuantitySpec[] = [
   { id: 'ratio', label: 'ratio π_θ / π_old', help: 'How much the last update pass changed each token\'s probability: blue became more likely, orange less.' },
   { id: 'advantage', label: 'advantage × weight', help: 'The push each token got from the loss (its final weight, token credit included, times the advantage): blue pushed up, orange pushed down; tokens out of the loss get none.' },
   { id: 'span', label: 'span credit', help: 'Evidence-span credit (span_credit): each token\'s share of its completion\'s advantage, 1 = an even share. Blue tokens carry a criterion\'s evidence and get more, orange ones less.' },
+  { id: 'cort', label: 'CoRT contrast', help: 'Counterfactual rubric context (cort_credit): how much more likely each token was with the rubric\'s criteria in the prompt (log-prob with − without). Blue tokens depend on the rubric and get more of the advantage, orange ones less.' },
   { id: 'pivot', label: 'entropy pivot weight', help: 'Entropy pivots (entropy_pivot_quantile): blue tokens were the most uncertain of their completion and get more of its advantage, orange ones less; 1 = an even share.' },
 ];
 
 /** Quantities that are multipliers around 1 (token-credit sources): diverging around 1. */
 const AROUND_ONE: readonly TokenQuantity[] = ['span', 'pivot'];
+/** Token-credit sources: a missing value means the option was off. */
+const CREDIT_SOURCES: readonly TokenQuantity[] = ['span', 'pivot', 'cort'];
 
 export function quantitySpec(q: TokenQuantity): QuantitySpec {
   const spec = TOKEN_QUANTITIES.find((s) => s.id === q);
@@ -69,6 +73,8 @@ export function tokenValues(r: TokenRollout, q: TokenQuantity): (number | null)[
         return finite(r.token_span_credit?.[i]);
       case 'pivot':
         return finite(r.token_entropy_pivot?.[i]);
+      case 'cort':
+        return finite(r.token_cort_contrast?.[i]);
     }
   });
 }
@@ -111,6 +117,7 @@ export function heatScale(q: TokenQuantity, values: Iterable<number | null>): He
     case 'ratio':
       return { quantity: q, kind: 'diverging', extent, labels: [f(Math.exp(-extent)), '1', f(Math.exp(extent))] };
     case 'advantage':
+    case 'cort':
       return { quantity: q, kind: 'diverging', extent, labels: [f(-extent), '0', f(extent)] };
     case 'span':
     case 'pivot':
@@ -131,6 +138,7 @@ export function heatPosition(scale: HeatScale, v: number | null): number | null 
     case 'ratio':
       return v > 0 ? clamp(Math.log(v) / scale.extent, -1) : -1;
     case 'advantage':
+    case 'cort':
       return clamp(v / scale.extent, -1);
     case 'span':
     case 'pivot':
@@ -174,7 +182,7 @@ export function quoteToken(token: string): string {
 export function describeValue(q: TokenQuantity, v: number | null, out: boolean): string {
   const note = out ? ' (out of the loss)' : '';
   if (v === null) {
-    const why = q === 'logprob' ? '' : AROUND_ONE.includes(q) ? ' (its option is off, or not computed at this stage)' : ' (not computed at this stage, or not saved with this run)';
+    const why = q === 'logprob' ? '' : CREDIT_SOURCES.includes(q) ? ' (its option is off, or not computed at this stage)' : ' (not computed at this stage, or not saved with this run)';
     return `${quantitySpec(q).label}: not recorded${why}${note}`;
   }
   switch (q) {
@@ -190,6 +198,8 @@ export function describeValue(q: TokenQuantity, v: number | null, out: boolean):
       return `span credit ×${formatNumber(v)}${note}`;
     case 'pivot':
       return `entropy pivot ×${formatNumber(v)}${note}`;
+    case 'cort':
+      return `CoRT contrast ${formatNumber(v)} nats${note}`;
   }
 }
 

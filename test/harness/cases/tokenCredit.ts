@@ -13,6 +13,7 @@ import { grpoStep } from '../../../src/rl/grpoStep';
 
 const tok = new ByteTokenizer();
 
+// n_positions leaves room for CoRT's rubric-conditioned prompt (about 130 bytes) and the completion.
 // Random bytes from an untrained model: the first byte is ASCII about half the time (reward
 // variance), and every non-empty completion meets "any" (so a negative rollout suppresses it).
 const RUBRIC = {
@@ -24,12 +25,13 @@ const RUBRIC = {
 };
 
 async function step(rt: GpuRuntime, options: GrpoConfigInput, stepNumber: number) {
-  const config = configFromHf({ model_type: 'gpt2', vocab_size: tok.vocabSize, n_embd: 32, n_layer: 2, n_head: 4, n_inner: 64, n_positions: 64 });
+  const config = configFromHf({ model_type: 'gpt2', vocab_size: tok.vocabSize, n_embd: 32, n_layer: 2, n_head: 4, n_inner: 64, n_positions: 160 });
   const model = new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, 11, 0.1)));
   const rubric = parseRubric(RUBRIC);
   const grpo = parseGrpoConfig(options);
   try {
     const prompts = Array.from({ length: grpo.generation_batch_size / grpo.num_generations }, (_, i) => `Say word ${i}.`);
+    const submits = rt.counters.submits;
     const r = await grpoStep(
       {
         rt,
@@ -45,6 +47,7 @@ async function step(rt: GpuRuntime, options: GrpoConfigInput, stepNumber: number
       prompts,
     );
     return {
+      submits: rt.counters.submits - submits,
       metrics: r.metrics,
       rollouts: r.rollouts.map((x) => ({
         advantage: x.advantage,
@@ -55,6 +58,7 @@ async function step(rt: GpuRuntime, options: GrpoConfigInput, stepNumber: number
         token_weight: x.token_weight,
         token_span_credit: x.token_span_credit ?? null,
         token_entropy_pivot: x.token_entropy_pivot ?? null,
+        token_cort_contrast: x.token_cort_contrast ?? null,
         token_entropy: x.token_entropy,
         suppressed: x.suppressed_criteria ?? [],
         unexplored: x.unexplored_criteria ?? [],

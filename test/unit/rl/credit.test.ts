@@ -6,6 +6,7 @@ import { ByteTokenizer } from '../../../src/model/tokenizer';
 import { parseGrpoConfig } from '../../../src/rl/config';
 import { tokenCredit, type CreditRollout } from '../../../src/rl/credit';
 import { criterionDiagnostics, flipSuppressed } from '../../../src/rl/credit/criteria';
+import { cortWeights, rubricConditionedPrompt } from '../../../src/rl/credit/cort';
 import { creditScheduleAlpha, entropyPivotWeights } from '../../../src/rl/credit/entropy';
 import { spanCreditMultipliers } from '../../../src/rl/credit/spanCredit';
 import { tokenCharRanges, tokensInSpans } from '../../../src/rl/credit/tokenOffsets';
@@ -138,24 +139,24 @@ describe('tokenCredit (the composition grpoStep calls)', () => {
   };
   const T = 20;
   const at = 3;
-  const run = (options: Record<string, unknown>, rollouts: CreditRollout[], entropy: Float32Array | null = null, step = 0) => {
-    const credit = tokenCredit({ config: parseGrpoConfig({ num_generations: 2, generation_batch_size: 2, ...options }), step, criteria: rubric.criteria, rollouts, groups: 1, decode, seqLen: T, completionStart: at });
+  const run = async (options: Record<string, unknown>, rollouts: CreditRollout[], entropy: Float32Array | null = null, step = 0, cortContrast?: () => Promise<Float64Array[]>) => {
+    const credit = await tokenCredit({ cortContrast, config: parseGrpoConfig({ num_generations: 2, generation_batch_size: 2, ...options }), step, criteria: rubric.criteria, rollouts, groups: 1, decode, seqLen: T, completionStart: at });
     const w = credit.source?.weightsFor(0, rollouts.length, entropy) ?? null;
     const of = (b: number) => (w ? Array.from(w.subarray(b * T + at, b * T + at + rollouts[b].completion_ids.length)) : null);
     return { credit, w, of };
   };
 
-  it('is off (no weights) by default, but the diagnostics are always there', () => {
-    const { credit } = run({}, [make('a cat', 1), make('no pets at all here', -1)]);
+  it('is off (no weights) by default, but the diagnostics are always there', async () => {
+    const { credit } = await run({}, [make('a cat', 1), make('no pets at all here', -1)]);
     expect(credit.source).toBeNull();
     expect(credit.diagnostics.unexploredCount).toBe(0);
     expect(credit.diagnostics.suppressed).toEqual([[], []]); // "cat" is not met by the negative one
   });
 
-  it('span_credit: each criterion\'s share on its span, the total conserved, padding untouched', () => {
+  it('span_credit: each criterion\'s share on its span, the total conserved, padding untouched', async () => {
     // "the cat sat down" (16 tokens): cat (share 3/4) on tokens 4-6; short fails past 3 words: "down" (share 1/4) on 12-15.
     const r = make('the cat sat down', -0.8);
-    const { w, of } = run({ span_credit: 1 }, [r]);
+    const { w, of } = await run({ span_credit: 1 }, [r]);
     const m = of(0)!;
     const n = 16;
     expect(m[4]).toBeCloseTo((0.75 * n) / 3, 5);
@@ -165,36 +166,80 @@ describe('tokenCredit (the composition grpoStep calls)', () => {
     expect(w![0]).toBe(1); // prompt positions keep weight 1 (the mask leaves them out)
   });
 
-  it('cripo_flip flips the suppressed criterion\'s span in a negative rollout only', () => {
+  it('cripo_flip flips the suppressed criterion\'s span in a negative rollout only', async () => {
     const neg = make('a cat!', -1);
     const pos = make('cats', 1);
-    const { credit, of } = run({ cripo_flip: true }, [neg, pos]);
+    const { credit, of } = await run({ cripo_flip: true }, [neg, pos]);
     expect(credit.diagnostics.suppressed).toEqual([['cat', 'short'], []]);
     // 'a cat!': "cat" on tokens 2-4 (and "short": no span when it passes) -> -1 there, 1 elsewhere
     expect(of(0)).toEqual([1, 1, -1, -1, -1, 1]);
     expect(of(1)).toEqual([1, 1, 1, 1]);
   });
 
-  it('unscorable rollouts get weight 0; empty completions work', () => {
-    const { of } = run({ span_credit: 0.5 }, [make('a cat', 1, 0, false), make('', -1)]);
+  it('unscorable rollouts get weight 0; empty completions work', async () => {
+    const { of } = await run({ span_credit: 0.5 }, [make('a cat', 1, 0, false), make('', -1)]);
     expect(of(0)).toEqual([0, 0, 0, 0, 0]);
     expect(of(1)).toEqual([]);
   });
 
-  it('entropy pivots use the update\'s entropies; the schedule mixes toward uniform', () => {
+  it('cort_credit: weights from the scoring passes\' contrasts; combined with span credit the product is renormalised', async () => {
+    const r = make('the cat sat down', 1);
+    const contrast = Float64Array.from({ length: 16 }, (_, j) => (j >= 4 && j < 7 ? 1 : 0));
+    const alone = await run({ cort_credit: true, cort_weight_min: 0.1, cort_weight_max: 10 }, [r], null, 0, async () => [contrast]);
+    const k = cortWeights(contrast, 0.1, 10);
+    expect(alone.of(0)!.map((x) => Number(x.toFixed(5)))).toEqual(Array.from(k, (x) => Number(x.toFixed(5))));
+    expect(alone.credit.views()[0]!.cortContrast).toEqual(Array.from(contrast));
+    const both = await run({ cort_credit: true, cort_weight_min: 0.1, cort_weight_max: 10, span_credit: 0.5 }, [r], null, 0, async () => [contrast]);
+    const s = both.credit.views()[0]!.span!;
+    const prod = s.map((x, j) => x * k[j]);
+    const mean = sum(prod) / prod.length;
+    both.of(0)!.forEach((x, j) => expect(x).toBeCloseTo(prod[j] / mean, 5));
+    await expect(run({ cort_credit: true }, [r])).rejects.toThrow(/cort_credit/);
+  });
+
+  it('entropy pivots use the update\'s entropies; the schedule mixes toward uniform', async () => {
     const r = make('abcd', 1);
     const entropy = new Float32Array(T).fill(0);
     entropy.set([0.1, 3, 0.2, 0.3], at);
-    const first = run({ entropy_pivot_quantile: 0.25, entropy_pivot_boost: 4 }, [r], entropy);
+    const first = await run({ entropy_pivot_quantile: 0.25, entropy_pivot_boost: 4 }, [r], entropy);
     expect(first.credit.source!.needsEntropy).toBe(true);
     // raw [1, 4, 1, 1], mean 7/4
     expect(first.of(0)!.map((x) => Number(x.toFixed(5)))).toEqual([4 / 7, 16 / 7, 4 / 7, 4 / 7].map((x) => Number(x.toFixed(5))));
-    const half = run({ entropy_pivot_quantile: 0.25, entropy_pivot_boost: 4, credit_schedule: 'linear', credit_schedule_steps: 10 }, [r], entropy, 5);
+    const half = await run({ entropy_pivot_quantile: 0.25, entropy_pivot_boost: 4, credit_schedule: 'linear', credit_schedule_steps: 10 }, [r], entropy, 5);
     expect(half.of(0)![1]).toBeCloseTo(0.5 * (16 / 7) + 0.5, 5);
     expect(sum(half.of(0)!)).toBeCloseTo(4, 5);
     const views = half.credit.views()[0]!;
     expect(views.pivot![1]).toBeCloseTo(16 / 7, 5);
     expect(views.span).toBeNull();
+  });
+});
+
+describe('CoRT', () => {
+  it('writes the rubric into the conditioned prompt, pitfalls as things to avoid', () => {
+    expect(rubricConditionedPrompt('Describe the sea.', [{ text: 'Mentions waves', weight: 2 }, { text: 'Uses jargon', weight: -1 }, { text: 'Tracked', weight: 0 }])).toBe(
+      'Describe the sea.\n\nA good answer meets these criteria:\n- Mentions waves\nIt avoids:\n- Uses jargon',
+    );
+  });
+
+  it('maps contrasts to bounded, mean-1 weights (float64 reference by hand)', () => {
+    // No clipping: λ e^c with mean 1, so w_j = e^{c_j} / mean(e^c).
+    const c = [0, Math.log(2), Math.log(0.5), 0];
+    const raw = c.map(Math.exp);
+    const m = raw.reduce((a, b) => a + b, 0) / raw.length;
+    expect(Array.from(cortWeights(c, 0.1, 10))).toEqual(raw.map((r) => expect.closeTo(r / m, 9)));
+    // Clipped at max: the others share the rest; still mean 1 and within bounds.
+    const w = cortWeights([5, 0, 0, 0], 0.5, 2);
+    expect(w[0]).toBeCloseTo(2, 9);
+    expect(w[1]).toBeCloseTo(2 / 3, 9);
+    expect(sum(w) / 4).toBeCloseTo(1, 9);
+    // Non-finite contrasts count as 0; equal contrasts give 1; empty stays empty.
+    expect(Array.from(cortWeights([NaN, -Infinity], 0.5, 2))).toEqual([1, 1].map((x) => expect.closeTo(x, 9)));
+    expect(Array.from(cortWeights([3, 3, 3], 0.5, 2))).toEqual([1, 1, 1].map((x) => expect.closeTo(x, 9)));
+    expect(cortWeights([], 0.5, 2)).toHaveLength(0);
+    for (const x of cortWeights([40, -40, 1, 0.3, -2], 0.25, 3)) {
+      expect(x).toBeGreaterThanOrEqual(0.25);
+      expect(x).toBeLessThanOrEqual(3);
+    }
   });
 });
 
@@ -204,6 +249,9 @@ describe('config', () => {
     expect(() => parseGrpoConfig({ span_credit: 0.5, importance_sampling_level: 'sequence' })).toThrow(/span_credit: token credit needs importance_sampling_level "token"/);
     expect(() => parseGrpoConfig({ cripo_flip: true, num_iterations: 2 })).toThrow(/cripo_flip: needs num_iterations = 1/);
     expect(() => parseGrpoConfig({ entropy_pivot_boost: 0.5 })).toThrow(/entropy_pivot_boost/);
+    expect(() => parseGrpoConfig({ cort_weight_min: 1.5 })).toThrow(/cort_weight_min/);
+    expect(() => parseGrpoConfig({ cort_weight_max: 0.5 })).toThrow(/cort_weight_max/);
+    expect(() => parseGrpoConfig({ cort_credit: true, importance_sampling_level: 'sequence' })).toThrow(/cort_credit: token credit needs/);
     expect(parseGrpoConfig({ cripo_flip: true, span_credit: 0.3 })).toMatchObject({ cripo_flip: true, span_credit: 0.3, credit_schedule: 'constant', credit_schedule_steps: null });
   });
 });

@@ -8,7 +8,17 @@ import { readRunFile, runFileJson } from '../../../src/share/runFile';
 import { exportToTrl } from '../../../src/share/trlExport';
 import { ALL_OPTIONS } from '../../../src/ui/lib/settingsCatalog';
 
-const CREDIT = { span_credit: 0.5, cripo_flip: true, entropy_pivot_quantile: 0.2, entropy_pivot_boost: 3, credit_schedule: 'cosine', credit_schedule_steps: 40 };
+const CREDIT = {
+  span_credit: 0.5,
+  cripo_flip: true,
+  entropy_pivot_quantile: 0.2,
+  entropy_pivot_boost: 3,
+  credit_schedule: 'cosine',
+  credit_schedule_steps: 40,
+  cort_credit: true,
+  cort_weight_min: 0.25,
+  cort_weight_max: 3,
+};
 const experiment = (config: Record<string, unknown>) => ({ ...structuredClone(FIRST_VISIT.experiment), config });
 
 describe('token credit options', () => {
@@ -20,18 +30,19 @@ describe('token credit options', () => {
   it('the TRL export says, for each, that TRL cannot express it', async () => {
     const { files, notes } = await exportToTrl(experiment(CREDIT));
     const script = files['train_grpo.py'];
-    for (const name of ['span_credit 0.5', 'cripo_flip', 'entropy_pivot_quantile 0.2', 'credit_schedule "cosine"']) {
+    for (const name of ['span_credit 0.5', 'cripo_flip', 'entropy_pivot_quantile 0.2', 'credit_schedule "cosine"', 'cort_credit']) {
       expect(script).toContain(`# ${name}`);
       expect(notes.some((n) => n.startsWith(name))).toBe(true);
     }
     const plain = await exportToTrl(experiment({}));
-    expect(plain.files['train_grpo.py']).not.toMatch(/span_credit|cripo_flip|entropy_pivot/);
+    expect(plain.files['train_grpo.py']).not.toMatch(/span_credit|cripo_flip|entropy_pivot|cort_credit/);
   });
 
   it('have settings with help naming the method', () => {
     for (const key of Object.keys(CREDIT)) expect(ALL_OPTIONS.find((o) => o.key === key), key).toBeDefined();
     expect(ALL_OPTIONS.find((o) => o.key === 'span_credit')!.help).toMatch(/RCCA/);
     expect(ALL_OPTIONS.find((o) => o.key === 'cripo_flip')!.help).toMatch(/CriPO/);
+    expect(ALL_OPTIONS.find((o) => o.key === 'cort_credit')!.help).toMatch(/CoRT/);
   });
 });
 
@@ -49,6 +60,7 @@ describe('run files', () => {
       token_weight: [1, 1, -2, -2, -2],
       token_span_credit: [0.5, 0.5, 1.5, 1.5, 1.5],
       token_entropy_pivot: [1, 1, 1, 1, 1],
+      token_cort_contrast: [0, 0.1, 0.5, -0.2, 0],
       suppressed_criteria: ['cat'],
       unexplored_criteria: ['short'],
       truncated: false,

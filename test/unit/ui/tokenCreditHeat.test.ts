@@ -17,6 +17,7 @@ const r: RolloutRecord = {
   token_weight: [0.5, -2, 0],
   token_span_credit: [0.5, 2, 0.5],
   token_entropy_pivot: [1.5, 0.75, 0.75],
+  token_cort_contrast: [0, 0.6, -0.3],
   truncated: false,
   results: [],
   scores: [],
@@ -26,13 +27,17 @@ const r: RolloutRecord = {
 
 describe('token-credit heatmap views', () => {
   it('offers a view per weight source', () => {
-    expect(TOKEN_QUANTITIES.map((q) => q.id)).toEqual(expect.arrayContaining(['advantage', 'span', 'pivot']));
+    expect(TOKEN_QUANTITIES.map((q) => q.id)).toEqual(expect.arrayContaining(['advantage', 'span', 'pivot', 'cort']));
     expect(quantitySpec('span').help).toMatch(/span_credit/);
   });
 
   it('reads each source; the final view is weight × advantage, flipped tokens positive', () => {
     expect(tokenValues(r, 'span')).toEqual([0.5, 2, 0.5]);
     expect(tokenValues(r, 'pivot')).toEqual([1.5, 0.75, 0.75]);
+    expect(tokenValues(r, 'cort')).toEqual([0, 0.6, -0.3]);
+    const c = heatScale('cort', [0, 0.6, -0.3]);
+    expect(c).toMatchObject({ kind: 'diverging', extent: 0.6 });
+    expect(heatPosition(c, -0.3)).toBeCloseTo(-0.5, 12);
     expect(tokenValues(r, 'advantage').map((v) => Number(v!.toFixed(6)))).toEqual([-0.2, 0.8, 0]);
     expect([0, 1, 2].map((i) => flippedCredit(r, i))).toEqual([false, true, false]);
     expect([0, 1, 2].map((i) => outOfLoss(r, i))).toEqual([false, false, true]);
@@ -54,5 +59,6 @@ describe('token-credit heatmap views', () => {
     expect(describeValue('span', 2, false)).toBe('span credit ×2');
     expect(describeValue('pivot', 0.75, true)).toBe('entropy pivot ×0.75 (out of the loss)');
     expect(describeValue('span', null, false)).toMatch(/option is off/);
+    expect(describeValue('cort', 0.25, false)).toBe('CoRT contrast 0.25 nats');
   });
 });
