@@ -183,3 +183,15 @@ describe('guided exploration: rubric scaffolding (RuscaRL)', () => {
     expect(r.metrics.skipped).toBe(false);
   });
 });
+
+describe('guided exploration: the inspector', () => {
+  it('badges a guided rollout, shows its guidance as text and leaves plain rollouts unmarked', async () => {
+    const guidance = '\n\nYour answer will be checked against these criteria:\n- <img src=x onerror="window.__explorePwned=true">';
+    const r = await harness.runModule(EXPLORE, 'inspector', { guidance });
+    expect(r.badges).toEqual(['guided: scaffold', null]);
+    expect(r.guidance).toEqual([guidance.trim()]);
+    expect(r.gapShown).toBe(true);
+    expect(r.images).toBe(0);
+    expect(r.alerted).toBe(false);
+  });
+});

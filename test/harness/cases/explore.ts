@@ -126,3 +126,37 @@ export async function scaffold(rt: GpuRuntime, input: { options: GrpoConfigInput
     ctx.model.params.destroy();
   }
 }
+
+/**
+ * The rollout inspector on one guided and one plain rollout, the guidance carrying an HTML
+ * payload: what the DOM shows (badges, guidance text) and whether any markup came alive.
+ */
+export async function inspector(_rt: unknown, input: { guidance: string }) {
+  const { flushSync, mount, unmount } = await import('svelte');
+  const { TrainingSession } = await import('../../../src/ui/lib/session.svelte');
+  const { default: RolloutInspector } = await import('../../../src/ui/run/RolloutInspector.svelte');
+  const target = document.createElement('div');
+  document.body.append(target);
+  const session = new TrainingSession();
+  session.runExperiment = { model: 'x', prompts: ['Name a fruit'], rubric: LETTER_RUBRIC, config: {} };
+  const base = { step: 0, group: 0, prompt: 'Name a fruit', completion_ids: [], logprobs: [], truncated: false, results: [], scores: [], reward: 0.5, advantage: 0 };
+  session.history.add(0, [
+    { ...base, index: 0, completion: 'apple', guided: { kind: 'scaffold', guidance: input.guidance, criteria: ['has_a'], logprob_gap: 0.25, is_ratio: 0.8 } },
+    { ...base, index: 1, completion: 'pear' },
+  ]);
+  session.historyVersion++;
+  const app = mount(RolloutInspector, { target, props: { session } });
+  flushSync();
+  await new Promise((r) => setTimeout(r, 200));
+  const rollouts = [...target.querySelectorAll('[data-testid=rollout]')];
+  const out = {
+    badges: rollouts.map((r) => r.querySelector('[data-testid=guided-badge]')?.textContent?.trim() ?? null),
+    guidance: [...target.querySelectorAll('[data-testid=guidance]')].map((e) => e.textContent),
+    gapShown: rollouts[0]?.textContent?.includes('log-prob gap 0.25') ?? false,
+    images: target.querySelectorAll('img').length,
+    alerted: (window as unknown as { __explorePwned?: boolean }).__explorePwned === true,
+  };
+  unmount(app);
+  target.remove();
+  return out;
+}
