@@ -202,6 +202,8 @@ const documentSchema = z.strictObject({
         'optimizer.safetensors': binarySchema.optional(),
         // LoRA runs: the adapter in PEFT's format (model.safetensors then holds the frozen base).
         'adapter_model.safetensors': binarySchema.optional(),
+        // sync_ref_model runs: the reference the policy was mixed into (resuming needs it).
+        'ref_model.safetensors': binarySchema.optional(),
         'adapter_config.json': z.string().optional(),
       }),
     })
@@ -211,7 +213,7 @@ type RunDocument = z.output<typeof documentSchema>;
 
 // ---- writing ----
 
-const BINARY_FILES = ['model.safetensors', 'optimizer.safetensors', 'adapter_model.safetensors'] as const;
+const BINARY_FILES = ['model.safetensors', 'optimizer.safetensors', 'adapter_model.safetensors', 'ref_model.safetensors'] as const;
 
 function replacer(_key: string, value: unknown): unknown {
   return typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;

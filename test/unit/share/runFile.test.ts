@@ -187,7 +187,7 @@ describe('bad files', () => {
     doc.rubric_versions[0].rubric.criteria[0].weight = 0;
     doc.rubric_versions[0].rubric.criteria[1].weight = 0;
     doc.rubric_versions[0].rubric.criteria[2].weight = 0;
-    expect((await failure(JSON.stringify(doc))).message).toMatch(/rubric_versions\[0\] is not a valid rubric:\ncriteria: total positive weight/);
+    expect((await failure(JSON.stringify(doc))).message).toMatch(/rubric_versions\[0\] is not a valid rubric:\nRubric criteria: total positive weight/);
   });
 
   it("the experiment's rubric must be one of the versions", async () => {
@@ -210,9 +210,20 @@ describe('bad files', () => {
   it('an invalid experiment and prototype keys are refused', async () => {
     const doc = JSON.parse(await runFileJson(run()));
     doc.experiment.config.num_generations = 1;
-    expect((await failure(JSON.stringify(doc))).message).toMatch(/experiment is invalid:\nnum_generations/);
+    // In the page's words, as a link's experiment.
+    expect((await failure(JSON.stringify(doc))).message).toMatch(/experiment is invalid:\nSetting num_generations: must be at least 2, got 1$/);
     const text = await runFileJson(run());
     expect((await failure(text.replace('"metrics":[', '"__proto__":{"x":1},"metrics":['))).message).toMatch(/the key "__proto__" is not allowed in a run file/);
+  });
+
+  it('a step or a rollout repeated (the page keys them) is refused, naming it', async () => {
+    const doc = JSON.parse(await runFileJson(run()));
+    const rollouts = structuredClone(doc);
+    rollouts.rollouts.push({ ...rollouts.rollouts[1], completion: 'again' });
+    expect((await failure(JSON.stringify(rollouts))).message).toMatch(/rollouts: step \d+, group 0, index 1 appears twice/);
+    const metrics = structuredClone(doc);
+    metrics.metrics.push(metrics.metrics[0]);
+    expect((await failure(JSON.stringify(metrics))).message).toMatch(/metrics: step 0 appears twice/);
   });
 
   it('a damaged checkpoint is refused', async () => {
