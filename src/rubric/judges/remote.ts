@@ -7,8 +7,9 @@
 // describeRemoteJudge() leave it out, and reasons never quote it. A key bound to the site it was
 // entered for (apiKeyOrigin) is never sent to another: a judge whose URL has moved elsewhere
 // drops the key and sends nothing, every answer unscorable with the reason. The reply is
-// untrusted text: it is only compared with the choices and quoted (shortened) in reasons.
+// untrusted text: read up to MAX_REPLY_BYTES, only compared with the choices and quoted (shortened) in reasons.
 import { unscorable, type CriterionResult, type Judge, type JudgeRequest } from '../judge';
+import { answerSpans } from '../evidence';
 import { judgeMessages, questionOf } from './modelJudgePrompt';
 
 export interface RemoteJudgeConfig {
@@ -95,6 +96,34 @@ const DEFAULTS = { concurrency: 4, maxAttempts: 4, timeoutMs: 30_000, backoffMs:
 /** HTTP statuses after which every further request would fail the same way. */
 const FATAL_STATUSES = new Set([401, 403, 404]);
 const EXCERPT_CHARS = 160;
+/**
+ * Most of a reply read (bytes). A verdict is a few words; a body beyond this is no judge's answer,
+ * and reading it whole would let a broken or hostile endpoint fill the page's memory.
+ */
+export const MAX_REPLY_BYTES = 1 << 20;
+
+/** The body as text, reading no more than `limit` bytes (the rest is cancelled, not downloaded). */
+async function readLimited(res: Response, limit: number): Promise<{ text: string; over: boolean }> {
+  const decoder = new TextDecoder();
+  if (!res.body) {
+    const text = await res.text();
+    return text.length > limit ? { text: text.slice(0, limit), over: true } : { text, over: false };
+  }
+  const reader = res.body.getReader();
+  let text = '';
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return { text: text + decoder.decode(), over: false };
+    total += value.byteLength;
+    if (total > limit) {
+      text += decoder.decode(value.subarray(0, value.byteLength - (total - limit)));
+      void reader.cancel().catch(() => {});
+      return { text, over: true };
+    }
+    text += decoder.decode(value, { stream: true });
+  }
+}
 
 function intIn(name: string, value: number | undefined, fallback: number, lo: number, hi: number): number {
   const v = value ?? fallback;
@@ -297,7 +326,9 @@ export class RemoteJudge implements Judge {
       if (out.kind === 'answer') {
         const index = matchChoice(choices, out.text);
         if (index === null) return unscorable(id, `the judge answered ${this.excerpt(out.text)}, which is none of ${JSON.stringify(choices)}`);
-        return { criterion_id: id, status: 'ok', score: index / (choices.length - 1), reason: `the judge answered "${choices[index]}"` };
+        // A "Quote: ..." line is evidence only where the quote is found in the completion (evidence.ts).
+        const spans = answerSpans(request.completion, out.text);
+        return { criterion_id: id, status: 'ok', score: index / (choices.length - 1), reason: `the judge answered "${choices[index]}"`, ...(spans.length ? { spans } : {}) };
       }
       if (out.kind === 'fail') {
         if (out.fatal) onFatal(out.reason);
@@ -327,8 +358,9 @@ export class RemoteJudge implements Judge {
     if (this.#apiKey !== undefined) headers.Authorization = `Bearer ${this.#apiKey}`;
     try {
       const res = await this.#fetch(url, { method: 'POST', headers, body, signal: controller.signal });
-      const text = await res.text();
+      const { text, over } = await readLimited(res, MAX_REPLY_BYTES);
       if (res.ok) {
+        if (over) return { kind: 'fail', reason: `the endpoint's reply is larger than ${MAX_REPLY_BYTES} bytes (a verdict is a few words): not read further`, fatal: false };
         let json: unknown;
         try {
           json = JSON.parse(text);
