@@ -225,3 +225,10 @@ export function findQuote(completion: string, quote: string): Span | null {
   if (exact >= 0) return { start: exact, end: exact + q.length };
   return phraseSpan(completion, q, false, false);
 }
+
+/** The evidence a judge's answer quotes, as a span of the completion: [] when it quotes nothing or a text not in it. */
+export function answerSpans(completion: string, answer: string): Span[] {
+  const quote = quoteInAnswer(answer);
+  const span = quote === null ? null : findQuote(completion, quote.slice(0, 2000));
+  return span ? [span] : [];
+}

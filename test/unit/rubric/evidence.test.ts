@@ -97,3 +97,20 @@ describe('judge quotes', () => {
     expect(findQuote(c, '   ')).toBeNull();
   });
 });
+
+describe('remote judge quotes', () => {
+  it('become spans only where the quoted text is in the completion', async () => {
+    const { RemoteJudge } = await import('../../../src/rubric/judges/remote');
+    const rubric = parseRubric({ name: 'r', criteria: [{ id: 'polite', text: 'Is polite', weight: 1, tier: 'essential', judge_question: 'Polite?' }] });
+    const answers = ['yes\nQuote: "please sit"', 'yes\nQuote: "thank you kindly"', 'no'];
+    let call = 0;
+    const fetch = (async () => new Response(JSON.stringify({ choices: [{ message: { content: answers[call++] } }] }), { status: 200, headers: { 'content-type': 'application/json' } })) as typeof globalThis.fetch;
+    const judge = new RemoteJudge({ url: 'https://judge.example/v1/chat/completions', model: 'm', concurrency: 1 }, { fetch });
+    const req = { rubricVersion: 'v', prompt: 'p', completion: 'Hello, please  sit down.', criterion: rubric.criteria[0] };
+    const out = await judge.judge([req, req, req]);
+    expect(out[0]).toMatchObject({ status: 'ok', score: 1, spans: [{ start: 7, end: 18 }] }); // "please  sit" (two spaces)
+    expect(out[1]).toMatchObject({ status: 'ok', score: 1 });
+    expect('spans' in out[1]).toBe(false); // a quote not in the text is ignored
+    expect('spans' in out[2]).toBe(false);
+  });
+});
