@@ -26,6 +26,14 @@ export function isQuotaError(err: unknown): boolean {
   return name === 'QuotaExceededError' || name === 'NS_ERROR_DOM_QUOTA_REACHED';
 }
 
+/** How every StorageFullError message starts, so a page that only sees the message (from a worker) can offer to prune. */
+export const STORAGE_FULL_PREFIX = 'Storage is full:';
+
+/** Whether an error message (maybe prefixed, e.g. "Could not load …: ") is a StorageFullError's. */
+export function isStorageFullMessage(message: string | null | undefined): boolean {
+  return typeof message === 'string' && message.includes(STORAGE_FULL_PREFIX);
+}
+
 /** A write did not fit in the origin's storage quota. The write was rolled back as a whole. */
 export class StorageFullError extends Error {
   readonly usage: number | null;
@@ -36,7 +44,7 @@ export class StorageFullError extends Error {
       ? `This site uses ${formatBytes(estimate.usage)} of its ${formatBytes(estimate.quota)} quota.`
       : 'The browser does not report how much this site uses.';
     super(
-      `Storage is full: ${what} failed and nothing of it was written. ${used} ` +
+      `${STORAGE_FULL_PREFIX} ${what} failed and nothing of it was written. ${used} ` +
         'Free space by pruning old rollouts (keep only the last few steps), pruning old checkpoints, or deleting runs you no longer need, then try again.',
       options,
     );

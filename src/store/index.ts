@@ -13,7 +13,7 @@ export {
 } from './runStore';
 export { estimatePrune, type PrunePlan, type PruneEstimate, type RolloutStepUsage } from './prune';
 export { withRunLock, memoryLocks, defaultLocks, runLockName, type LockManagerLike } from './locks';
-export { StorageFullError, RunLockedError, RunNotFoundError, StoreClosedError, isQuotaError, formatBytes, type StorageUsage } from './errors';
+export { StorageFullError, STORAGE_FULL_PREFIX, isStorageFullMessage, RunLockedError, RunNotFoundError, StoreClosedError, isQuotaError, formatBytes, type StorageUsage } from './errors';
 export {
   DB_NAME,
   DB_VERSION,

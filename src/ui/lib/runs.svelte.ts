@@ -4,7 +4,7 @@
 import { GRPO_DEFAULTS } from '../../rl/config';
 import type { RolloutRecord, StepMetrics } from '../../rl/grpoStep';
 import type { RunFileInput } from '../../share/runFile';
-import { RunStore, type RunInfo, type RunRecord, type StorageUsage, type StoredRollout } from '../../store';
+import { RunStore, type PruneEstimate, type PrunePlan, type RolloutStepUsage, type RunInfo, type RunRecord, type StorageUsage, type StoredRollout } from '../../store';
 
 /** A run opened for viewing: from the store (runId) or from an imported file (runId null). */
 export interface RunView {
@@ -75,6 +75,29 @@ export class RunsLibrary {
     const ok = await this.guard('delete the run', (store) => store.deleteRun(id));
     await this.refresh();
     return ok !== null;
+  }
+
+  /** The run's stored rollouts per step with their sizes (what the prune controls estimate from); null on failure. */
+  async rolloutUsage(id: string): Promise<RolloutStepUsage[] | null> {
+    return this.guard('read the run\'s rollouts', (store) => store.rolloutUsageByStep(id));
+  }
+
+  /**
+   * Prunes a run: rollouts of the steps before plan.rolloutsBeforeStep, checkpoints beyond the
+   * newest plan.keepCheckpoints. Returns what was freed (null, with `error`, when it failed).
+   */
+  async prune(id: string, plan: PrunePlan): Promise<PruneEstimate | null> {
+    const out = await this.guard('free space', async (store) => {
+      const none = { deleted: 0, bytes: 0 };
+      const rollouts = plan.rolloutsBeforeStep !== undefined ? await store.pruneRolloutsBefore(id, plan.rolloutsBeforeStep) : none;
+      const checkpoints = plan.keepCheckpoints !== undefined ? await store.pruneCheckpoints(id, plan.keepCheckpoints) : none;
+      return { rollouts, checkpoints, bytes: rollouts.bytes + checkpoints.bytes };
+    });
+    // The sizes changed (even after a failure half way: each prune is its own transaction).
+    const failure = this.error;
+    await this.refresh();
+    if (out === null) this.error = failure;
+    return out;
   }
 
   /** The experiment a stored run trains (the same one the trainer rebuilds to resume it). */

@@ -49,6 +49,11 @@ export class TrainingSession {
   error = $state<string | null>(null);
   /** Per-step problems that did not end the run (a skipped non-finite update). */
   warnings = $state<string[]>([]);
+  /**
+   * Set by "Free space" beside a storage-full message: the runs list opens the prune controls of
+   * this run (null runId: no run was saved, pick one) and clears it.
+   */
+  pruneRequest = $state.raw<{ runId: string | null } | null>(null);
   loaded = $state<OpenResult | null>(null);
   /** The stored run the worker has open (it saves every step there). */
   runId = $state<string | null>(null);
