@@ -116,4 +116,19 @@ describe('token credit (GPU step)', () => {
     expect(moved).toBeGreaterThan(0); // the rubric in the prompt changes the policy's log-probs
     expect(credited.metrics.policy_loss).toBeCloseTo(uniform.metrics.policy_loss, 5);
   });
+
+  it('the inspector marks Unexplored and Suppressed criteria and shows each credit source, text only', async () => {
+    const r = await harness.runModule(CASES, 'inspectorMarks', {});
+    expect(r.span.unexplored).toEqual(['Unexplored: deep']);
+    expect(r.span.suppressed).toEqual(['suppressed: ascii_start, any']);
+    expect(r.span.options).toEqual(expect.arrayContaining(['span', 'pivot', 'cort', 'advantage']));
+    expect(r.span.values).toEqual(['3', '0', '0', '3', '0', '0']);
+    // Final weight × advantage: the flipped token is pushed up, and marked as flipped.
+    expect(r.advantage.values).toEqual(['3', '0', '0', '3', '0', '0']);
+    expect(r.advantage.flipped).toEqual([true, false, false, false, false, false]);
+    expect(r.advantage.titles[0]).toContain('advantage sign flipped: CriPO');
+    expect(r.span.bold).toBe(0); // "<b" is a token's text, not markup
+    expect(harness.pageErrors).toEqual([]);
+  });
 });
+

@@ -76,3 +76,48 @@ export async function creditStep(rt: GpuRuntime, input: { base: GrpoConfigInput;
   const credited = await step(rt, { ...input.base, ...input.options }, input.step ?? 0);
   return { uniform, credited };
 }
+
+/** The rollout inspector on rollouts carrying CriPO marks and token-credit views: what the DOM shows. */
+export async function inspectorMarks() {
+  const { flushSync, mount, unmount } = await import('svelte');
+  const { TrainingSession } = await import('../../../src/ui/lib/session.svelte');
+  const { default: RolloutInspector } = await import('../../../src/ui/run/RolloutInspector.svelte');
+  const target = document.createElement('div');
+  document.body.append(target);
+  const session = new TrainingSession();
+  session.runExperiment = { model: 'x', prompts: ['p'], rubric: RUBRIC, config: { span_credit: 1, cripo_flip: true } };
+  const base = { step: 0, group: 0, prompt: 'p', completion_ids: [1, 2, 3], logprobs: [-1, -1, -1], truncated: false, scores: [1, 1], reward: 0.5 };
+  const results = [
+    { criterion_id: 'ascii_start', status: 'ok' as const, score: 1, reason: 'matched', spans: [{ start: 0, end: 1 }] },
+    { criterion_id: 'any', status: 'ok' as const, score: 1, reason: 'matched', spans: [{ start: 0, end: 1 }] },
+  ];
+  session.history.add(0, [
+    { ...base, index: 0, completion: 'a<b>', tokens: ['a', '<b', '>'], advantage: -1, results, token_weight: [-3, 0, 0], token_span_credit: [3, 0, 0], suppressed_criteria: ['ascii_start', 'any'], unexplored_criteria: ['deep'] },
+    { ...base, index: 1, completion: 'xyz', tokens: ['x', 'y', 'z'], advantage: 1, results, token_weight: [3, 0, 0], token_span_credit: [3, 0, 0], unexplored_criteria: ['deep'] },
+  ]);
+  session.historyVersion++;
+  const app = mount(RolloutInspector, { target, props: { session } });
+  flushSync();
+  const heat = target.querySelector<HTMLSelectElement>('[data-testid=heat-quantity]')!;
+  const read = () => ({
+    unexplored: [...target.querySelectorAll('[data-testid=unexplored]')].map((e) => e.textContent!.replace(/\s+/g, ' ').trim()),
+    suppressed: [...target.querySelectorAll('[data-testid=suppressed]')].map((e) => e.textContent!.replace(/\s+/g, ' ').trim()),
+    values: [...target.querySelectorAll('[data-testid=token]')].map((t) => t.getAttribute('data-value')),
+    flipped: [...target.querySelectorAll('[data-testid=token]')].map((t) => t.classList.contains('flipped')),
+    titles: [...target.querySelectorAll('[data-testid=token]')].map((t) => t.getAttribute('title')),
+    options: [...heat.options].map((o) => o.value),
+    bold: target.querySelectorAll('b').length,
+  });
+  heat.value = 'span';
+  heat.dispatchEvent(new Event('change'));
+  flushSync();
+  const span = read();
+  heat.value = 'advantage';
+  heat.dispatchEvent(new Event('change'));
+  flushSync();
+  const advantage = read();
+  unmount(app);
+  session.dispose();
+  target.remove();
+  return { span, advantage };
+}
