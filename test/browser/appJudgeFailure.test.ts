@@ -24,6 +24,8 @@ let judgeUrl = '';
 
 let opened: OpenedPage;
 let page: Page;
+/** What the page and its workers logged (the key must never be among it). */
+const logged: string[] = [];
 
 beforeAll(async () => {
   // The judge: a loopback HTTP server that fails every call with 500 (and CORS, like a real API).
@@ -51,6 +53,7 @@ beforeAll(async () => {
     } as typeof FIRST_VISIT.experiment,
   });
   ({ opened, page } = await openApp(`/${fragment}`));
+  page.on('console', (m) => logged.push(m.text()));
   // A link's remote judge may wait for the visitor's consent before it is used.
   const consent = page.getByTestId('judge-consent-use');
   if (await consent.count()) await consent.click();
@@ -161,6 +164,7 @@ describe('a judge that fails every call', () => {
     expect(db).toContain('"unscorable_fraction":1');
     expect(db).not.toContain(KEY);
     expect(page.url()).not.toContain(KEY);
+    expect(logged.join('\n')).not.toContain(KEY);
     await page.getByTestId('unscorable-alert').screenshot({ path: join(SHOTS, 'app-judge-failure.png') });
     expect(opened.pageErrors).toEqual([]);
   });
@@ -218,6 +222,7 @@ describe('a judge that fails every call', () => {
     await rows().first().getByTestId('run-status-cell').filter({ hasText: 'failed' }).waitFor({ timeout: 10_000 });
     expect(await rows().first().getByTestId('run-steps').textContent()).toBe('1');
     expect(await indexedDbDump()).not.toContain(KEY);
+    expect(logged.join('\n')).not.toContain(KEY);
     expect(opened.pageErrors).toEqual([]);
   });
 
