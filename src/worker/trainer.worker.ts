@@ -15,6 +15,7 @@ import { fetchModelById, fetchModelConfig } from '../model/source';
 import { planMemory, type MemoryPlan } from '../rl/memoryPlan';
 import { buildGrpoContext, releaseGrpoContext } from '../rl/context';
 import { parseExperiment, type Experiment } from '../rl/experiment';
+import { samplingPromptsBound } from '../rl/explore/scaffold';
 import type { GrpoContext } from '../rl/grpoStep';
 import { GrpoTrainer, type TrainerEvent } from '../rl/trainer';
 import { RunStore, withRunLock } from '../store';
@@ -195,7 +196,7 @@ const api = {
         localFiles: request.localFiles,
       };
       const parsed = parseExperiment(experiment);
-      const plan = planMemory(await fetchModelConfig(experiment.model, sourceOptions), parsed.experiment.prompts, parsed.config, rt.device.limits);
+      const plan = planMemory(await fetchModelConfig(experiment.model, sourceOptions), samplingPromptsBound(parsed.experiment.prompts, parsed.rubric, parsed.config), parsed.config, rt.device.limits);
       if (!plan.fit.fits) throw new Error(plan.fit.message ?? 'the run does not fit this GPU');
       const files = await fetchModelById(experiment.model, sourceOptions);
       modelFiles = files;
@@ -236,10 +237,11 @@ const api = {
   },
   /** GPU memory the experiment would need, from the model's config.json alone, and whether it fits. */
   async estimate(request: EstimateRequest): Promise<MemoryPlan> {
-    const { experiment, config } = parseExperiment(request.experiment);
+    const { experiment, rubric, config } = parseExperiment(request.experiment);
     const rt = await getRuntime();
     const hfConfig = await fetchModelConfig(experiment.model, { localFiles: request.localFiles, hubEndpoint: request.hubEndpoint });
-    return planMemory(hfConfig, experiment.prompts, config, rt.device.limits, request.budgetBytes);
+    // Scaffolded sampling prompts are longer than the experiment's (src/rl/explore/scaffold.ts).
+    return planMemory(hfConfig, samplingPromptsBound(experiment.prompts, rubric, config), config, rt.device.limits, request.budgetBytes);
   },
 
   /** The trained LoRA adapter in PEFT's format (adapter_model.safetensors, adapter_config.json). */

@@ -66,3 +66,17 @@ export function planScaffolds(rubric: Rubric, cfg: ScaffoldConfig, at: { step: n
     return { criteria, guidance: scaffoldGuidance(criteria) };
   });
 }
+
+/**
+ * The prompts the sampler may see, for the memory plan: with scaffolding on, also the longest
+ * prompt carrying the longest scaffold it can get (the ⌈fraction · K⌉ longest weighted criteria).
+ */
+export function samplingPromptsBound(prompts: readonly string[], rubric: Rubric, cfg: Pick<GrpoConfig, 'scaffold_fraction' | 'scaffold_criteria_fraction'>): string[] {
+  if (cfg.scaffold_fraction === 0 || prompts.length === 0) return [...prompts];
+  const pool = rubric.criteria.filter((c) => c.weight !== 0);
+  const take = Math.max(1, Math.min(pool.length, Math.ceil(cfg.scaffold_criteria_fraction * pool.length - 1e-9)));
+  const bytes = (t: string) => new TextEncoder().encode(t).length;
+  const longest = [...pool].sort((a, b) => bytes(scaffoldGuidance([b])) - bytes(scaffoldGuidance([a]))).slice(0, take);
+  const prompt = prompts.reduce((a, b) => (bytes(b) > bytes(a) ? b : a));
+  return [...prompts, prompt + scaffoldGuidance(longest)];
+}

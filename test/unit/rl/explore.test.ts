@@ -9,7 +9,7 @@ import { parseGrpoConfig } from '../../../src/rl/config';
 import { fillSlots, isLearnable, type SlotState } from '../../../src/rl/explore/dynamicSampling';
 import { importanceWeights, withImportanceWeights } from '../../../src/rl/explore/importance';
 import { mismatchStats } from '../../../src/rl/explore/mismatch';
-import { planScaffolds, scaffoldGuidance, scaffoldProbability, scaffoldSlots } from '../../../src/rl/explore/scaffold';
+import { planScaffolds, samplingPromptsBound, scaffoldGuidance, scaffoldProbability, scaffoldSlots } from '../../../src/rl/explore/scaffold';
 import { promptsForStep, replacementPrompts } from '../../../src/rl/promptSampler';
 import type { RolloutRecord, StepMetrics } from '../../../src/rl/grpoStep';
 import { metricColumns, metricsToCsv, rolloutsToCsv } from '../../../src/share/csv';
@@ -67,6 +67,18 @@ describe('scaffold schedule', () => {
     expect(subsets(0)).not.toEqual(subsets(1));
     expect(subsets(0, 3)).not.toEqual(subsets(0, 4));
     expect(at(0, 0).every((s) => s === null)).toBe(true);
+  });
+
+  it('bounds the sampling prompts for the memory plan: the longest prompt with the longest possible scaffold', () => {
+    const prompts = ['short', 'the longest prompt here'];
+    expect(samplingPromptsBound(prompts, RUBRIC, { scaffold_fraction: 0, scaffold_criteria_fraction: 0.5 })).toEqual(prompts);
+    // ⌈0.5 · 3⌉ = 2 of the weighted criteria: the two longest lines ("- Mentions bananas", "- Mentions apples").
+    const bound = samplingPromptsBound(prompts, RUBRIC, { scaffold_fraction: 0.5, scaffold_criteria_fraction: 0.5 });
+    expect(bound.slice(0, 2)).toEqual(prompts);
+    expect(bound[2]).toBe('the longest prompt here' + scaffoldGuidance([RUBRIC.criteria[1], RUBRIC.criteria[0]]));
+    // No planned scaffold is longer.
+    const cfg = parseGrpoConfig({ scaffold_fraction: 1, scaffold_criteria_fraction: 0.5, num_generations: 8, generation_batch_size: 8 });
+    for (let g = 0; g < 20; g++) for (const s of planScaffolds(RUBRIC, cfg, { step: 0, round: 0, group: g })) expect(s!.guidance.length).toBeLessThanOrEqual(bound[2].length - prompts[1].length);
   });
 
   it('states pitfalls as things to avoid', () => {
