@@ -145,6 +145,25 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
       ys: [s((m) => m.sampling_tokens_per_second), s((m) => m.training_tokens_per_second)],
     },
     ...explorationCharts(metrics, x, s),
+    ...criteriaDiagnosticsChart(metrics, x, s),
+  ];
+}
+
+/** CriPO's diagnostics (src/rl/credit/criteria.ts), for runs that recorded them. */
+function criteriaDiagnosticsChart(metrics: readonly StepMetrics[], x: number[], s: (f: (m: StepMetrics) => number | null | undefined) => Value[]): ChartData[] {
+  if (!metrics.some((m) => m.unexplored_criteria !== undefined)) return [];
+  return [
+    {
+      id: 'criteria-diagnostics',
+      title: 'Unexplored and suppressed criteria (CriPO)',
+      unit: 'criteria, summed over the step\'s groups',
+      lines: [
+        { label: 'unexplored (no completion meets it)', color: PALETTE[1] },
+        { label: 'suppressed (met, negative advantage)', color: PALETTE[3], dash: true },
+      ],
+      x,
+      ys: [s((m) => m.unexplored_criteria), s((m) => m.suppressed_criteria)],
+    },
   ];
 }
 

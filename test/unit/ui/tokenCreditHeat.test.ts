@@ -1,7 +1,8 @@
 // The heatmap's token-credit views: span credit and entropy-pivot weight (diverging around 1),
 // the final weight × advantage with a flipped sign, and the words for each.
 import { describe, expect, it } from 'vitest';
-import type { RolloutRecord } from '../../../src/rl/grpoStep';
+import type { RolloutRecord, StepMetrics } from '../../../src/rl/grpoStep';
+import { buildCharts } from '../../../src/ui/lib/series';
 import { contrastRatio, parseHex } from '../../../src/ui/lib/contrast';
 import { describeValue, flippedCredit, heatPosition, heatRgb, heatScale, outOfLoss, quantitySpec, TOKEN_QUANTITIES, tokenValues } from '../../../src/ui/lib/tokenHeat';
 
@@ -60,5 +61,34 @@ describe('token-credit heatmap views', () => {
     expect(describeValue('pivot', 0.75, true)).toBe('entropy pivot ×0.75 (out of the loss)');
     expect(describeValue('span', null, false)).toMatch(/option is off/);
     expect(describeValue('cort', 0.25, false)).toBe('CoRT contrast 0.25 nats');
+  });
+});
+
+describe('the CriPO diagnostics chart', () => {
+  const m = (step: number, extra: Partial<StepMetrics>) =>
+    ({
+      step,
+      rewards: { reward: 0.5, reward_std: 0.1, criterion_pass_rate: {}, criterion_mean_score: {}, strict_completion_rate: 0, unscorable: 0, aggregations: {} },
+      held_out: null,
+      completions: { mean_length: 4, min_length: 4, max_length: 4, clipped_ratio: 0 },
+      frac_reward_zero_std: 0,
+      kl: null,
+      entropy: 1,
+      clip_ratio_low: 0,
+      clip_ratio_high: 0,
+      clip_ratio_region: 0,
+      sampling_tokens_per_second: 1,
+      training_tokens_per_second: 1,
+      ...extra,
+    }) as StepMetrics;
+
+  it('plots unexplored and suppressed counts per step, only for runs that recorded them', () => {
+    const charts = buildCharts([m(0, { unexplored_criteria: 3, suppressed_criteria: 1 }), m(1, { unexplored_criteria: 1, suppressed_criteria: 2 })], [], 0);
+    const chart = charts.find((c) => c.id === 'criteria-diagnostics')!;
+    expect(chart.ys).toEqual([
+      [3, 1],
+      [1, 2],
+    ]);
+    expect(buildCharts([m(0, {})], [], 0).some((c) => c.id === 'criteria-diagnostics')).toBe(false);
   });
 });
