@@ -4,6 +4,8 @@
 // Sampling and Rubric Dropout draw from counter-based generators keyed by (seed, step), so
 // the RNG state is the seed and the step count. A LoRA model's checkpoint keeps the frozen base
 // in model.safetensors and adds the adapter in PEFT's files; its moments are the adapter's.
+// A run whose KL reference has drifted from the starting model (sync_ref_model) also saves the
+// reference, in the same layout, as ref_model.safetensors: resuming must mix into it, not the start.
 import type { GpuRuntime } from '../gpu/runtime';
 import { configToHf, type ModelConfig } from './config';
 import { loadModel, type ModelFiles } from './load';
@@ -29,6 +31,8 @@ export interface CheckpointFiles {
   /** LoRA runs: the adapter (PEFT format); model.safetensors then holds the frozen base. */
   'adapter_model.safetensors'?: ArrayBuffer;
   'adapter_config.json'?: string;
+  /** sync_ref_model runs, once the reference was mixed: its weights (Hugging Face layout, same config). */
+  'ref_model.safetensors'?: ArrayBuffer;
 }
 
 const FORMAT = 'rubric-playground-checkpoint-1';
@@ -40,6 +44,8 @@ export interface SaveOptions {
    * checkpoint, its adapter a few MB. Default true (a self-contained folder).
    */
   includeBase?: boolean;
+  /** A KL reference that is no longer the starting model (sync_ref_model): saved as ref_model.safetensors. */
+  reference?: Transformer;
 }
 
 export async function saveCheckpoint(model: Transformer, state: TrainerState, options: SaveOptions = {}): Promise<CheckpointFiles> {
@@ -51,6 +57,11 @@ export async function saveCheckpoint(model: Transformer, state: TrainerState, op
     'trainer_state.json': JSON.stringify({ format: FORMAT, ...state }, null, 2),
   };
   if (model.lora) Object.assign(files, await adapterFiles(model));
+  if (options.reference) {
+    const ref = options.reference;
+    const refValues = await ref.params.read('value', parameterSpecs(ref.config).map((p) => p.name));
+    files['ref_model.safetensors'] = writeSafetensors(toHfTensors(ref.config, refValues), { metadata: { format: 'pt', role: 'sync_ref_model reference' } });
+  }
   const trainable = model.params.trainable;
   if (trainable.length > 0 && trainable.every((p) => p.m && p.v)) {
     const m = await model.params.read('m');
@@ -94,6 +105,13 @@ export function checkpointModelFiles(files: CheckpointFiles): ModelFiles {
   }
   const lora = files['adapter_model.safetensors'] !== undefined;
   return { config, weights: files['model.safetensors'], optimizer: lora ? undefined : files['optimizer.safetensors'] };
+}
+
+/** The drifted KL reference saved in a checkpoint (sync_ref_model), as model files; null when it has none. */
+export function checkpointReferenceFiles(files: CheckpointFiles): ModelFiles | null {
+  const weights = files['ref_model.safetensors'];
+  if (weights === undefined) return null;
+  return { ...checkpointModelFiles(files), weights, optimizer: undefined };
 }
 
 /** LoRA checkpoints: attaches the saved adapter to `model` (its base) and restores its AdamW moments. No-op otherwise. */

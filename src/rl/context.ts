@@ -1,7 +1,7 @@
 // Builds everything one GRPO step needs from an experiment and model files: the policy (or a
 // checkpoint of it), the frozen KL reference, the rubric and its version, the judges.
 import type { GpuRuntime } from '../gpu/runtime';
-import { checkpointModelFiles, restoreLoraCheckpoint, type CheckpointFiles } from '../model/checkpoint';
+import { checkpointModelFiles, checkpointReferenceFiles, parseTrainerState, restoreLoraCheckpoint, type CheckpointFiles } from '../model/checkpoint';
 import { fetchModelFiles, loadModel, modelUrl, type ModelFiles } from '../model/load';
 import { loraConfigFromTrl } from '../model/lora';
 import type { Transformer } from '../model/transformer';
@@ -10,6 +10,8 @@ import type { OriginBoundKey } from '../rubric/judges/remote';
 import { parseExperiment } from './experiment';
 import type { GrpoContext } from './grpoStep';
 import { buildJudge, type JudgeSources } from './judgeFactory';
+import type { GrpoConfig } from './config';
+import { referenceDrifted } from './refSync';
 
 export interface ContextOptions {
   /** Overrides the experiment's judge choice (tests inject judges here). */
@@ -59,12 +61,13 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       if (options.resume) await restoreLoraCheckpoint(loaded.model, options.resume);
       else loaded.model.attachLora(loraConfigFromTrl(config), config.seed);
     }
-    // The KL reference is always the starting model, also when resuming from a checkpoint.
+    // The KL reference is the starting model, also when resuming from a checkpoint, unless
+    // sync_ref_model has mixed the policy into it: then the checkpoint carries it.
     let reference: Transformer | null = null;
     if (config.beta > 0) {
       if (lora) reference = loaded.model.withoutAdapters();
       else {
-        reference = (await loadModel(rt, files)).model;
+        reference = (await loadModel(rt, referenceFiles(config, files, options.resume))).model;
         owned.push(reference);
       }
     }
@@ -100,6 +103,18 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
     releaseJudge();
     throw err;
   }
+}
+
+/** The files of a full run's KL reference: the starting model, or the drifted one a checkpoint saved. */
+function referenceFiles(config: GrpoConfig, files: ModelFiles, resume: CheckpointFiles | undefined): ModelFiles {
+  if (!resume || !config.sync_ref_model) return files;
+  const saved = checkpointReferenceFiles(resume);
+  if (saved) return { ...saved, tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig };
+  const step = parseTrainerState(resume['trainer_state.json']).global_step;
+  if (referenceDrifted(config, step)) {
+    throw new Error(`this checkpoint (step ${step}) has no ref_model.safetensors, but sync_ref_model had already mixed the policy into the reference by then: resuming from it would restart from the starting model's reference. Start the run again, or resume from a checkpoint saved with its reference`);
+  }
+  return files;
 }
 
 /** Frees the context's GPU weights: the policy, a separately loaded KL reference and an engine judge. */

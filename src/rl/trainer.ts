@@ -2,6 +2,7 @@
 // the sub-stages / stop, with events for progress, metrics, rollouts, checkpoints and errors.
 // It owns nothing GPU-specific beyond calling grpoStep; the worker wraps it for the UI.
 import { saveCheckpoint, type CheckpointFiles } from '../model/checkpoint';
+import { syncReferenceModel, referenceDrifted } from './refSync';
 import { grpoStep, type GrpoContext, type RolloutRecord, type Stage, type StepMetrics } from './grpoStep';
 import { unscorableMessage } from './judgeFailures';
 import { promptsForStep, replacementPrompts } from './promptSampler';
@@ -149,6 +150,8 @@ export class GrpoTrainer {
           }
         } else {
           this.step++;
+          // sync_ref_model: TRL's SyncRefModelCallback runs at the end of the optimizer step.
+          await syncReferenceModel(this.ctx, this.step);
         }
         const due = cfg.save_steps > 0 && this.step % cfg.save_steps === 0;
         const checkpoint = due || this.pauseRequested ? await this.checkpoint() : undefined;
@@ -179,6 +182,8 @@ export class GrpoTrainer {
   /** The current weights, AdamW moments and step, in the Hugging Face layout. */
   checkpoint(): Promise<CheckpointFiles> {
     // Under LoRA the base is the run's starting model: only the adapter (and its moments) is saved.
-    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config }, { includeBase: false });
+    // A reference sync_ref_model has mixed into is no longer the starting model: it is saved too.
+    const reference = this.ctx.reference && referenceDrifted(this.ctx.config, this.step) ? this.ctx.reference : undefined;
+    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config }, { includeBase: false, reference });
   }
 }

@@ -251,6 +251,9 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
     ['use_bias_correction_kl', false],
     ['repetition_penalty', 1.0],
     ['min_p', null],
+    ['sync_ref_model', false],
+    ['ref_model_mixup_alpha', 0.6],
+    ['ref_model_sync_steps', 512],
   ];
   for (const [name, trlDefault] of newer) {
     if (c[name] !== trlDefault) lines.push(option(name, c[name], 'needs a recent TRL'));

@@ -130,6 +130,28 @@ export const SETTING_GROUPS: OptionGroup[] = [
         when: (c) => Number(c.beta) > 0,
       },
       {
+        key: 'sync_ref_model',
+        kind: 'bool',
+        trl: 'sync_ref_model',
+        help: 'TR-DPO (arXiv:2404.09656): every ref_model_sync_steps optimizer steps the KL reference becomes ref_model_mixup_alpha × policy + (1 − alpha) × reference, so the KL anchors to a recent policy instead of the starting one. Needs a separate reference copy: beta > 0 and no LoRA (as in TRL, where PEFT runs cannot use it). Checkpoints then also save the reference, so resuming continues from it.',
+        when: (c) => Number(c.beta) > 0,
+      },
+      {
+        key: 'ref_model_mixup_alpha',
+        kind: 'number',
+        step: 0.05,
+        trl: 'ref_model_mixup_alpha',
+        help: 'How much of the policy goes into the reference at each sync (TR-DPO\'s α): 1 copies the policy, small values move the reference slowly.',
+        when: (c) => c.sync_ref_model === true,
+      },
+      {
+        key: 'ref_model_sync_steps',
+        kind: 'int',
+        trl: 'ref_model_sync_steps',
+        help: 'Optimizer steps between syncs (TR-DPO\'s τ). A step here is num_iterations optimizer steps, so it must be a multiple of num_iterations.',
+        when: (c) => c.sync_ref_model === true,
+      },
+      {
         key: 'advantage_estimator',
         kind: 'enum',
         values: ['grpo', 'rank', 'rloo'],

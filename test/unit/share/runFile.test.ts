@@ -151,6 +151,17 @@ describe('round trips', () => {
     expect(await readRunFile(await runFileZip(input))).toEqual(back);
   });
 
+  it('a sync_ref_model checkpoint keeps its drifted reference, in JSON and as a zip entry', async () => {
+    const c = checkpoint();
+    const ref = writeSafetensors({ 'transformer.wte.weight': { shape: [2, 2], data: Float32Array.from([0.5, -1, 2, 0.125]) } });
+    const input = run({ checkpoint: { ...c, files: { ...c.files, 'ref_model.safetensors': ref } } });
+    const back = await readRunFile(await runFileJson(input));
+    expect(bytesOf(back.checkpoint!.files['ref_model.safetensors']!)).toEqual(bytesOf(ref));
+    const entries = unzipSync(await runFileZip(input));
+    expect(Object.keys(entries)).toContain('checkpoint/ref_model.safetensors');
+    expect(await readRunFile(await runFileZip(input))).toEqual(back);
+  });
+
   it('a run without a checkpoint, with two rubric versions', async () => {
     const v1 = structuredClone(FIRST_VISIT.experiment.rubric) as { name: string; criteria: { weight: number }[] };
     v1.criteria[0].weight = 3;

@@ -141,6 +141,10 @@ for node in ast.walk(tree):
     // The sampler's repetition_penalty and min_p (issue 16): GRPOConfig arguments of the same name.
     expect(await read({ repetition_penalty: 1.2, min_p: 0.05 })).toMatchObject({ repetition_penalty: 1.2, min_p: 0.05 });
     for (const k of ['repetition_penalty', 'min_p']) expect(Object.keys(plain)).not.toContain(k);
+    // TR-DPO reference sync: the same three GRPOConfig arguments.
+    const trdpo = { sync_ref_model: true, beta: 0.04, ref_model_mixup_alpha: 0.5, ref_model_sync_steps: 64 };
+    expect(await read(trdpo)).toMatchObject(trdpo);
+    for (const k of ['sync_ref_model', 'ref_model_mixup_alpha', 'ref_model_sync_steps']) expect(Object.keys(plain)).not.toContain(k);
   });
 
   it('advantage_estimator "rloo" becomes a note: TRL\'s GRPOTrainer has no leave-one-out baseline', async () => {
