@@ -204,6 +204,7 @@ describe('a judge that fails every call', () => {
     await expect.poll(async () => parseBytes((await sizeCell.textContent())!), { timeout: 10_000 }).toBeLessThan(sizeBefore - (checkpointBytes + rolloutBytes) * 0.9);
     // Already freed: nothing more to free with the same choices.
     await expect(prune.getByTestId('prune-start').isEnabled()).resolves.toBe(false);
+    await prune.screenshot({ path: join(SHOTS, 'app-prune-run.png') });
     await prune.getByTestId('prune-close').click();
     expect(opened.pageErrors).toEqual([]);
   });
