@@ -94,7 +94,7 @@ export interface StepMetrics {
   /** The held-out rubric's view of the same rollouts (weighted mean), when the experiment has one. */
   held_out: RewardMetrics | null;
   completions: CompletionMetrics;
-  /** Guided exploration and dynamic sampling this step (absent in runs saved before they existed). */
+  /** Guided exploration and dynamic sampling this step (absent when both are off, and in runs saved before they existed). */
   exploration?: ExploreMetrics;
   frac_reward_zero_std: number;
   /** CriPO diagnostics (src/rl/credit/criteria.ts): Σ over groups of Unexplored / Suppressed positive criteria (absent in older runs). */
@@ -248,6 +248,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
         plainPrompts: sampled.trainPromptIds,
         completions: sampled.completions,
         temperature: cfg.temperature > 0 ? cfg.temperature : 1,
+        microBatch: cfg.per_device_train_batch_size,
       }),
   });
   rollouts.forEach((r, i) => {
@@ -293,7 +294,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     rewards: rewardMetrics(rubric, scores, rollouts.map((r) => r.reward), G, cfg.reward_aggregation.pass_threshold),
     held_out: heldOut,
     completions: completionMetrics(sampled.completions.map((c) => c.length), sampled.truncated),
-    exploration: sampled.metrics,
+    exploration: sampled.metrics ?? undefined,
     frac_reward_zero_std: fracRewardZeroStd(rollouts.map((r) => r.reward), G),
     unexplored_criteria: credit.diagnostics.unexploredCount,
     suppressed_criteria: credit.diagnostics.suppressedCount,

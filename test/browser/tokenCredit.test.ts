@@ -100,9 +100,10 @@ describe('token credit (GPU step)', () => {
     for (const x of rollouts) x.token_weight.forEach((w, j) => expect(w).toBeCloseTo((x.token_span_credit![j] + 1) / 2, 5));
   });
 
-  it('cort_credit: the two scoring passes in one submission; bounded mean-1 weights from their contrast', async () => {
-    const { uniform, credited } = await run({ cort_credit: true, cort_weight_min: 0.5, cort_weight_max: 2 });
-    expect(credited.submits).toBe(uniform.submits + 1);
+  it('cort_credit: the two scoring passes in one submission per micro-batch; bounded mean-1 weights from their contrast', async () => {
+    // Micro-batches of 4 of the 8 sequences: two CoRT submissions, and the update takes each micro-batch's weights.
+    const { uniform, credited } = await run({ cort_credit: true, cort_weight_min: 0.5, cort_weight_max: 2 }, { per_device_train_batch_size: 4 });
+    expect(credited.submits).toBe(uniform.submits + 2);
     let moved = 0;
     for (const x of credited.rollouts) {
       expect(x.token_cort_contrast).toHaveLength(x.n);

@@ -1,7 +1,9 @@
 // CoRT's two scoring passes (cort.ts has the formula): every completion under its
 // rubric-conditioned prompt and under its plain (training) prompt, as inference passes of the
 // current policy (prefill with every position's logits, nothing kept for a backward, like the KL
-// reference in update.ts), recorded into one submission; the per-token contrast comes back.
+// reference in update.ts), recorded into one submission (one per micro-batch of
+// per_device_train_batch_size sequences, so the two logit buffers fit where the update does);
+// the per-token contrast comes back.
 import type { GpuRuntime } from '../../gpu/runtime';
 import { recordLogprobsForward } from '../../ops/logprobs';
 import type { Transformer } from '../../model/transformer';
@@ -17,10 +19,23 @@ export interface CortPassInput {
   completions: readonly (readonly number[])[];
   /** The update's temperature (log-probs of the tempered policy, as everywhere in the loss). */
   temperature: number;
+  /** Sequences per submission (the update's micro-batch); null = all at once. */
+  microBatch?: number | null;
 }
 
 /** Per rollout, c_j = log π(y_j | rubric prompt) − log π(y_j | plain prompt) for each completion token. */
 export async function cortContrasts(input: CortPassInput): Promise<Float64Array[]> {
+  const N = input.completions.length;
+  const size = Math.max(1, Math.min(input.microBatch ?? N, N));
+  const out: Float64Array[] = [];
+  for (let start = 0; start < N; start += size) {
+    const part = (x: readonly (readonly number[])[]) => x.slice(start, start + size);
+    out.push(...(await contrastsOf({ ...input, rubricPrompts: part(input.rubricPrompts), plainPrompts: part(input.plainPrompts), completions: part(input.completions) })));
+  }
+  return out;
+}
+
+async function contrastsOf(input: CortPassInput): Promise<Float64Array[]> {
   const { rt, model, completions } = input;
   const N = completions.length;
   const context = model.config.maxPositions;
