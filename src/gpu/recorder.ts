@@ -3,6 +3,7 @@
 // once, then await the few scalars you asked for.
 import type { BindGroupCache } from './bindGroupCache';
 import type { BufferPool } from './bufferPool';
+import type { DeviceLossWatch } from './deviceLoss';
 import type { KernelPipeline } from './pipelineCache';
 
 export type Binding = GPUBuffer | { buffer: GPUBuffer; offset?: number; size?: number };
@@ -35,8 +36,15 @@ export class Recorder {
     private readonly counters: SubmitCounters,
     label = 'step',
     private readonly bindGroups: BindGroupCache | null = null,
+    /** Races every await of submit() against the device's loss (null: await plainly). */
+    private readonly loss: DeviceLossWatch | null = null,
   ) {
     this.encoder = device.createCommandEncoder({ label });
+  }
+
+  /** A lost device may never settle a map, an error scope or a work-done promise: fail instead of hanging. */
+  private untilLost<T>(promise: Promise<T>): Promise<T> {
+    return this.loss ? this.loss.race(promise) : promise;
   }
 
   /** A small uniform buffer holding `data`, returned to the pool after submit. */
@@ -132,7 +140,13 @@ export class Recorder {
     this.device.pushErrorScope('validation');
     this.device.queue.submit([this.encoder.finish()]);
     this.counters.submits++;
-    const error = await this.device.popErrorScope();
+    const error = await this.untilLost(this.device.popErrorScope()).catch((err: unknown) => {
+      for (const r of this.reads.splice(0)) {
+        this.pool.release(r.staging);
+        r.reject(err as Error);
+      }
+      throw err;
+    });
     if (error) {
       for (const r of this.reads) this.pool.release(r.staging);
       for (const b of this.temporaries.splice(0)) this.pool.release(b);
@@ -142,28 +156,33 @@ export class Recorder {
     await Promise.all(
       reads.map(async (r) => {
         try {
-          await r.staging.mapAsync(GPUMapMode.READ, 0, r.staging.size);
+          await this.untilLost(r.staging.mapAsync(GPUMapMode.READ, 0, r.staging.size));
           const copy = r.staging.getMappedRange(0, r.staging.size).slice(0, r.byteLength);
           r.staging.unmap();
           this.counters.readbacks++;
           this.counters.bytesRead += r.byteLength;
           r.resolve(copy);
         } catch (err) {
-          r.reject(err instanceof Error ? err : new Error(String(err)));
+          // An aborted map is not the user's stop: it must not read as an AbortError upstream.
+          const aborted = err instanceof Error && err.name === 'AbortError';
+          r.reject(aborted ? new Error(`a GPU readback was aborted: ${err.message}`) : err instanceof Error ? err : new Error(String(err)));
         } finally {
           this.pool.release(r.staging);
         }
       }),
     );
     // Safe to reuse now: the queue has finished every command that read these.
-    await this.device.queue.onSubmittedWorkDone();
+    // After a loss the temporaries are not returned: their device is gone, and so is its pool's use.
+    await this.untilLost(this.device.queue.onSubmittedWorkDone());
     for (const b of this.temporaries.splice(0)) this.pool.release(b);
+    // A read rejected by the loss rejects submit() too, so a caller awaiting only submit() learns of it.
+    if (this.loss?.lost) throw this.loss.lost;
   }
 
   /** Names the kernel whose WGSL or pipeline failed, rather than only "invalid command buffer". */
   private async describe(submitError: GPUError): Promise<string> {
     for (const kernel of this.kernels) {
-      const built = await kernel.buildError;
+      const built = await this.untilLost(kernel.buildError);
       if (built) return `GPU kernel ${kernel.spec.name}:${kernel.spec.entryPoint} failed to build: ${built.message}`;
     }
     return `GPU validation error: ${submitError.message}`;

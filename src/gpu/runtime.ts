@@ -3,6 +3,7 @@
 import { BindGroupCache } from './bindGroupCache';
 import { acquireGpu, type AcquireOptions, type AcquiredGpu, type GpuInfo } from './device';
 import { BufferPool } from './bufferPool';
+import { DeviceLossWatch } from './deviceLoss';
 import { PipelineCache, type KernelSpec, type KernelPipeline } from './pipelineCache';
 import { Recorder, type SubmitCounters } from './recorder';
 
@@ -17,7 +18,8 @@ export class GpuRuntime {
   /** Bind groups reused across recordings (stats: created vs reused). */
   readonly bindGroups: BindGroupCache;
   readonly counters: SubmitCounters = { submits: 0, dispatches: 0, readbacks: 0, bytesRead: 0 };
-  private lostReason: string | null = null;
+  /** Every recorder races its awaits against this: a lost device never settles them. */
+  readonly loss: DeviceLossWatch;
 
   private constructor(
     readonly device: GPUDevice,
@@ -27,7 +29,7 @@ export class GpuRuntime {
     this.pipelines = new PipelineCache(device);
     this.pool = new BufferPool(device);
     this.bindGroups = new BindGroupCache(device);
-    lost.then((l) => (this.lostReason = `${l.reason}: ${l.message}`));
+    this.loss = new DeviceLossWatch(lost);
   }
 
   static async create(options?: AcquireOptions): Promise<GpuRuntime> {
@@ -37,17 +39,18 @@ export class GpuRuntime {
 
   /** Null while the device works; the loss reason once it is gone. */
   get lostMessage(): string | null {
-    return this.lostReason;
+    const lost = this.loss.lost;
+    return lost ? `${lost.reason}: ${lost.detail}` : null;
   }
 
   pipeline(spec: KernelSpec): KernelPipeline {
-    if (this.lostReason) throw new Error(`the GPU device was lost (${this.lostReason}); reload to get a new one`);
+    if (this.loss.lost) throw this.loss.lost;
     return this.pipelines.get(spec);
   }
 
   recorder(label?: string): Recorder {
-    if (this.lostReason) throw new Error(`the GPU device was lost (${this.lostReason}); reload to get a new one`);
-    return new Recorder(this.device, this.pool, this.counters, label, this.bindGroups);
+    if (this.loss.lost) throw this.loss.lost;
+    return new Recorder(this.device, this.pool, this.counters, label, this.bindGroups, this.loss);
   }
 
   /** A pooled storage buffer filled with `data` (the caller releases it to the pool). */

@@ -14,7 +14,11 @@ export interface LockManagerLike {
 const held = new Set<string>();
 
 /** Web Locks' `ifAvailable` semantics for a single realm: the callback gets null when the name is held. */
-export const memoryLocks: LockManagerLike = {
+export const memoryLocks: LockManagerLike & { query(): Promise<{ held: { name: string }[] }> } = {
+  /** Like navigator.locks.query(): the names held now. */
+  async query() {
+    return { held: [...held].map((name) => ({ name })) };
+  },
   async request<T>(name: string, _options: { ifAvailable: true }, callback: (lock: unknown) => Promise<T> | T): Promise<T> {
     if (held.has(name)) return callback(null);
     held.add(name);

@@ -3,8 +3,11 @@
 // save_steps and on pause, a checkpoint), so a reload or a crash resumes from the last
 // checkpoint with nothing committed lost. The run's Web Lock keeps a second tab from
 // training it at the same time. The UI receives events; weights never cross postMessage.
+// A lost GPU device fails the run within moments (the runtime races every GPU await against the
+// loss) with a message that says so and where Resume starts; the next open() gets a new device.
 import * as Comlink from 'comlink';
 import { WebGpuUnavailableError } from '../gpu/device';
+import type { GpuDeviceLostError } from '../gpu/deviceLoss';
 import { GpuRuntime } from '../gpu/runtime';
 import { parseTrainerState } from '../model/checkpoint';
 import type { DownloadProgress, PickedFile } from '../model/hub';
@@ -19,6 +22,8 @@ import { samplingPromptsBound } from '../rl/explore/scaffold';
 import type { GrpoContext } from '../rl/grpoStep';
 import { GrpoTrainer, type TrainerEvent } from '../rl/trainer';
 import { RunStore, withRunLock } from '../store';
+import { StatusWriter } from '../store/statusWriter';
+import { deviceLostMessage } from './deviceLostMessage';
 import { parameterSpecs, toHfTensors } from '../model/weights';
 import { weightsDigest } from './digest';
 import { startWorkerModelJudge } from './workerJudge';
@@ -90,10 +95,46 @@ let listener: ((event: UiEvent) => void) | null = null;
 let opening: AbortController | null = null;
 /** While true, status events are not written to the store (see close()). */
 let closing = false;
+/** The runtime the open run trains on (its loss fails the run). */
+let openRuntime: GpuRuntime | null = null;
+/** The global step of the open run's newest stored checkpoint (Resume starts there); null: none. */
+let checkpointStep: number | null = null;
+/** The open run's status writes, in order; a failed one (a full disk) is retried before the lock goes. */
+let statuses: StatusWriter | null = null;
+
+/** A new runtime, watched: once its device is lost, the next open() or estimate() gets a new one. */
+function createRuntime(): Promise<GpuRuntime> {
+  const made = GpuRuntime.create();
+  void made.then(
+    (rt) => rt.lost.then(() => onDeviceLost(made, rt)),
+    () => {},
+  );
+  return made;
+}
+
+function onDeviceLost(made: Promise<GpuRuntime>, rt: GpuRuntime): void {
+  if (runtime === made) runtime = null;
+  if (!trainer || openRuntime !== rt || !rt.loss.lost) return;
+  if (trainer.status === 'running') {
+    // The GPU awaits of the step in progress fail now (see DeviceLossWatch); a step held at a
+    // slow-motion stage must not wait for Advance to learn that.
+    trainer.setSlowMotion(false);
+  } else if (trainer.status === 'paused' || trainer.status === 'idle') {
+    // Lost while open but not training: the weights on the GPU are gone, so this run cannot go on.
+    forward({ type: 'status', status: 'failed', message: lostMessage(rt.loss.lost, null) });
+  }
+}
+
+function lostMessage(loss: GpuDeviceLostError, step: number | null): string {
+  return deviceLostMessage(loss, { step, checkpointStep });
+}
 
 async function getRuntime(): Promise<GpuRuntime> {
-  runtime ??= GpuRuntime.create();
+  runtime ??= createRuntime();
   try {
+    const rt = await runtime;
+    if (!rt.loss.lost) return rt;
+    runtime = createRuntime(); // lost, and its loss not yet handled: ask for a new device now
     return await runtime;
   } catch (err) {
     runtime = null;
@@ -123,20 +164,30 @@ async function close(): Promise<void> {
   if (context) releaseGrpoContext(context);
   context = null;
   modelFiles = null;
+  openRuntime = null;
+  checkpointStep = null;
+  // Saved while the lock is still held: once it is free, a run still stored as 'running' reads as interrupted.
+  await statuses?.flush();
   releaseLock?.();
   releaseLock = null;
   runId = null;
 }
 
 function forward(event: TrainerEvent): void {
+  // Once the device is lost, whatever the step failed with is that loss: say so, and what to do.
+  const loss = openRuntime?.loss.lost;
+  if (loss && event.type === 'error') event = { ...event, message: lostMessage(loss, event.step) };
+  if (loss && event.type === 'status' && event.status === 'failed' && trainer?.status === 'failed') {
+    event = { ...event, message: lostMessage(loss, trainer.step) };
+  }
   if (event.type === 'checkpoint') {
+    checkpointStep = event.step;
     // Under LoRA the base never changes: the adapter is what a digest must follow.
     void weightsDigest(event.files['adapter_model.safetensors'] ?? event.files['model.safetensors']).then((digest) => listener?.({ type: 'checkpoint', step: event.step, digest }));
     return;
   }
   if (event.type === 'status' && runId && store && !closing) {
-    const status = event.status === 'idle' ? 'paused' : event.status;
-    void store.setStatus(runId, status, event.message).catch(() => {});
+    statuses?.save(runId, event.status === 'idle' ? 'paused' : event.status, event.message);
   }
   listener?.(event);
 }
@@ -145,7 +196,10 @@ const api = {
   /** Opens a new or stored run: validates, locks, loads (or resumes) the model, prepares the loop. */
   async open(request: OpenRequest): Promise<OpenResult> {
     await close();
-    store ??= await RunStore.open({ name: request.database });
+    if (!store) {
+      store = await RunStore.open({ name: request.database });
+      statuses = new StatusWriter(store);
+    }
     const rt = await getRuntime();
     let experiment: Experiment;
     let id: string;
@@ -216,6 +270,8 @@ const api = {
       opening = null;
     }
     runId = id;
+    openRuntime = rt;
+    checkpointStep = resume ? startStep : null;
     const runStore = store;
     trainer = new GrpoTrainer(context, {
       prompts: experiment.prompts,
@@ -295,6 +351,15 @@ const api = {
     await trainer?.stop();
   },
   close,
+  /**
+   * TEST HOOK, not for the page: destroys this worker's GPU device, as a driver reset or a lost
+   * GPU would. Used by the device-loss tests; false when no device was created yet.
+   */
+  async loseDeviceForTest(): Promise<boolean> {
+    if (!runtime) return false;
+    (await runtime).device.destroy();
+    return true;
+  },
   status() {
     return { runId, status: trainer?.status ?? 'idle', step: trainer?.step ?? 0 };
   },

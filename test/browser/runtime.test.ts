@@ -50,4 +50,10 @@ describe('GPU runtime', () => {
     expect(r.lostMessage).toMatch(/destroyed/);
     expect(r.recorderError).toMatch(/device was lost/);
   });
+
+  it('a submission and readback pending when the device is destroyed finish or fail as a device loss, never hang', async () => {
+    const r = await harness.evaluate(() => window.harness.checks.readbackDuringLoss({ waitMs: 20_000 }), null);
+    expect(r.outcome, 'the readback never settled after destroy()').not.toBe('still pending');
+    for (const o of r.outcome as string[]) expect(o).toMatch(/^(finished|GpuDeviceLostError: the GPU device was lost \(destroyed)/);
+  });
 });

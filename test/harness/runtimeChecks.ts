@@ -103,3 +103,25 @@ export async function deviceLoss() {
   }
   return { reason: info.reason, lostMessage: rt.lostMessage, recorderError };
 }
+
+/**
+ * Destroys the device while a submission and its readback are pending, and reports how they
+ * ended: a destroyed device may never settle them (they hung before), so each must either have
+ * finished or fail with GpuDeviceLostError, within the wait.
+ */
+export async function readbackDuringLoss(input: { waitMs: number }) {
+  const rt = await GpuRuntime.create();
+  const buffer = rt.upload(new Float32Array(1 << 16));
+  const rec = rt.recorder();
+  rec.dispatch(rt.pipeline({ ...FILL, constants: { VALUE: 2 } }), [buffer], 1 << 10);
+  const read = rec.readF32(buffer, 1 << 16);
+  const submitted = rec.submit();
+  rt.device.destroy();
+  const t0 = performance.now();
+  const describe = (r: PromiseSettledResult<unknown>) => (r.status === 'fulfilled' ? 'finished' : `${(r.reason as Error).name}: ${(r.reason as Error).message}`);
+  const outcome = await Promise.race([
+    Promise.allSettled([submitted, read]).then((rs) => rs.map(describe)),
+    new Promise<string>((r) => setTimeout(() => r('still pending'), input.waitMs)),
+  ]);
+  return { outcome, ms: performance.now() - t0 };
+}
