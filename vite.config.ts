@@ -1,8 +1,11 @@
 import { defineConfig } from 'vite';
 import { svelte } from '@sveltejs/vite-plugin-svelte';
+import { offlinePlugin } from './scripts/vite/offlinePlugin';
 
 export default defineConfig({
-  plugins: [svelte()],
+  // Relative: the built dist/ works from any static host under any sub-path.
+  base: './',
+  plugins: [svelte(), offlinePlugin()],
   // Shaders live in the top-level shaders/ folder and are imported with `?raw`.
   server: { fs: { allow: ['.'] } },
   worker: { format: 'es' },
@@ -12,5 +15,7 @@ export default defineConfig({
   optimizeDeps: {
     entries: ['index.html', 'test/harness/index.html', 'test/harness/cases/*.ts', 'bench/*.html', 'scripts/page/*.ts', 'src/worker/*.ts'],
   },
-  build: { target: 'es2022' },
+  // Every chunk, the workers' included, in assets/ right under the page: src/model/registry.ts
+  // finds the page's folder from there.
+  build: { target: 'es2022', assetsDir: 'assets' },
 });

@@ -1,7 +1,10 @@
 import { mount } from 'svelte';
 import './ui/app.css';
 import App from './ui/App.svelte';
+import { registerServiceWorker } from './offline/register';
 
 const target = document.getElementById('app');
 if (!target) throw new Error('index.html has no #app element');
-export default mount(App, { target });
+const app = mount(App, { target });
+registerServiceWorker();
+export default app;

@@ -1,4 +1,4 @@
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 
 export const repoRoot: string;
 export const CHROMIUM_FLAGS: string[];
@@ -11,6 +11,12 @@ export interface OpenedPage {
   close(): Promise<void>;
 }
 export function openPage(path: string, options?: { log?: ((line: string) => void) | null; webgpu?: boolean }): Promise<OpenedPage>;
+
+export interface OpenedUrl extends OpenedPage {
+  context: BrowserContext;
+}
+/** Opens a page another server serves (no Vite dev server); `close` stops the browser. */
+export function openUrl(url: string, options?: { log?: ((line: string) => void) | null; webgpu?: boolean }): Promise<OpenedUrl>;
 
 export interface GpuInfoJson {
   vendor: string;

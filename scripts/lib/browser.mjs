@@ -31,26 +31,11 @@ export async function chromiumExecutable() {
 }
 
 /**
- * Starts a Vite dev server on a free loopback port and opens `path` in headless Chromium.
- * Returns { page, url, pageErrors, close }. `close` stops both. `webgpu: false` starts the
- * browser without WebGPU.
+ * Launches headless Chromium with a fresh profile and gives its first page. Returns
+ * { context, page, pageErrors, close }; `close` stops the browser and removes the profile.
  */
-export async function openPage(
-  path,
-  { log = process.env.HARNESS_DEBUG ? console.error : null, webgpu = true } = {},
-) {
-  const { createServer } = await import('vite');
+async function launchChromium({ log, webgpu }) {
   const { chromium } = await import('playwright-core');
-  const server = await createServer({
-    root: repoRoot,
-    configFile: join(repoRoot, 'vite.config.ts'),
-    logLevel: 'error',
-    clearScreen: false,
-    server: { host: '127.0.0.1', port: 0, strictPort: false, hmr: false, watch: null },
-  });
-  await server.listen();
-  const address = server.httpServer.address();
-  const url = `http://127.0.0.1:${address.port}${path}`;
   const profile = mkdtempSync(join(tmpdir(), 'rp-chromium-'));
   let context;
   try {
@@ -62,7 +47,6 @@ export async function openPage(
       args: webgpu ? CHROMIUM_FLAGS : CHROMIUM_FLAGS.filter((f) => f !== '--enable-unsafe-webgpu'),
     });
   } catch (err) {
-    await server.close();
     rmSync(profile, { recursive: true, force: true });
     throw err;
   }
@@ -70,13 +54,65 @@ export async function openPage(
   const pageErrors = [];
   page.on('pageerror', (err) => pageErrors.push(err));
   if (log) page.on('console', (msg) => log(`[page ${msg.type()}] ${msg.text()}`));
-  await page.goto(url);
   const close = async () => {
     await context.close().catch(() => {});
-    await server.close();
     rmSync(profile, { recursive: true, force: true });
   };
+  return { context, page, pageErrors, close };
+}
+
+/**
+ * Starts a Vite dev server on a free loopback port and opens `path` in headless Chromium.
+ * Returns { page, url, pageErrors, close }. `close` stops both. `webgpu: false` starts the
+ * browser without WebGPU.
+ */
+export async function openPage(
+  path,
+  { log = process.env.HARNESS_DEBUG ? console.error : null, webgpu = true } = {},
+) {
+  const { createServer } = await import('vite');
+  const server = await createServer({
+    root: repoRoot,
+    configFile: join(repoRoot, 'vite.config.ts'),
+    logLevel: 'error',
+    clearScreen: false,
+    server: { host: '127.0.0.1', port: 0, strictPort: false, hmr: false, watch: null },
+  });
+  await server.listen();
+  const address = server.httpServer.address();
+  const url = `http://127.0.0.1:${address.port}${path}`;
+  let browser;
+  try {
+    browser = await launchChromium({ log, webgpu });
+  } catch (err) {
+    await server.close();
+    throw err;
+  }
+  const { page, pageErrors } = browser;
+  await page.goto(url);
+  const close = async () => {
+    await browser.close();
+    await server.close();
+  };
   return { page, url, pageErrors, close };
+}
+
+/**
+ * Opens `url` (a page some other server serves, e.g. a built dist/) in headless Chromium, without
+ * a Vite dev server. Returns { page, context, url, pageErrors, close }; `close` stops the browser.
+ */
+export async function openUrl(
+  url,
+  { log = process.env.HARNESS_DEBUG ? console.error : null, webgpu = true } = {},
+) {
+  const browser = await launchChromium({ log, webgpu });
+  try {
+    await browser.page.goto(url);
+  } catch (err) {
+    await browser.close();
+    throw err;
+  }
+  return { ...browser, url };
 }
 
 /**

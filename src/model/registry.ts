@@ -7,9 +7,24 @@
 // user picked; a link or a resumed run asks for them again).
 import { HUB_MODEL_PREFIX, parseHubId } from './hub/hubId';
 
+/**
+ * Where the files of public/ are served. An absolute base ("/" in the dev server and tests) is
+ * used as configured. The build uses a relative base ("./", so it works under any sub-path), and
+ * a relative URL would resolve against the fetching script: in a worker that is its own file in
+ * assets/, not the page. The build emits every chunk, the workers' included, into assets/ right
+ * under the page (build.assetsDir in vite.config.ts), so the page's folder is one up from here.
+ */
+function publicBaseUrl(): string {
+  const base = import.meta.env.BASE_URL;
+  if (base.startsWith('/') || /^[a-z][a-z\d+.-]*:/i.test(base)) return base;
+  // Through a variable: Vite rewrites `new URL(…, import.meta.url)` as a reference to a bundled file.
+  const here = import.meta.url;
+  return new URL(`../${base}`, here).href;
+}
+
 /** Models the app offers without a download: their files are served from public/. */
 export const EMBEDDED_MODELS: Record<string, { url: string; label: string }> = {
-  'embedded/tiny-gpt2-byte': { url: `${import.meta.env.BASE_URL}models/tiny-gpt2-byte/`, label: 'Tiny GPT-2 (byte-level, 0.86M parameters, ships with the page)' },
+  'embedded/tiny-gpt2-byte': { url: `${publicBaseUrl()}models/tiny-gpt2-byte/`, label: 'Tiny GPT-2 (byte-level, 0.86M parameters, ships with the page)' },
 };
 
 export const DEFAULT_MODEL_ID = 'embedded/tiny-gpt2-byte';
