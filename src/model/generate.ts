@@ -41,7 +41,12 @@ export interface GenerationResult {
   completions: number[][];
   /**
    * Per sequence: log softmax(logits / temperature) of each sampled id (0 when greedy), of the
-   * unpenalised logits even with a repetition penalty: the policy's log-prob, as TRL recomputes it.
+   * unpenalised logits even with a repetition penalty: the policy's log-prob, as TRL recomputes it
+   * for old_per_token_logps. This is TRL's transformers-generate path. TRL's vLLM path also asks
+   * vLLM for processed_logprobs (penalty, temperature included) and, with
+   * vllm_importance_sampling_correction (on by default there), weights tokens by the capped
+   * π_θ / q, which then also corrects for the penalty's change to the sampling distribution;
+   * the page has no such correction (it samples and trains with the same weights and kernels).
    */
   logprobs: number[][];
   /** True where max_completion_length ended the sequence before EOS. */

@@ -73,7 +73,7 @@ export const SETTING_GROUPS: OptionGroup[] = [
         kind: 'number',
         step: 0.05,
         trl: 'repetition_penalty',
-        help: 'Discourage tokens already in the prompt or the completion so far: their logit is divided by this if positive, multiplied if not (Hugging Face semantics); 1 = off, above 1 repeats less. It shapes sampling only: the log-probs trained on stay the model\'s own, as TRL recomputes them, so the ratio of a penalised draw starts at 1.',
+        help: 'Discourage tokens already in the prompt or the completion so far: their logit is divided by this if positive, multiplied if not (Hugging Face semantics); 1 = off, above 1 repeats less. It shapes sampling only: the log-probs trained on stay the model\'s own, as TRL recomputes them with transformers generation, so the ratio of a penalised draw starts at 1 (TRL with vLLM also reweights tokens by its importance-sampling correction, which the page does not).',
       },
     ],
   },
