@@ -153,6 +153,17 @@ describe('guided exploration: dynamic sampling (DAPO)', () => {
   });
 });
 
+describe('guided exploration: off', () => {
+  it('samples once, judges once and adds no exploration metrics or labels', async () => {
+    const r = await harness.runModule(EXPLORE, 'dynamic', { options: EXPLORE_BASE, prompts: ['dead a', 'live b'], replacement: 'x' });
+    expect(r.metrics.exploration).toBeUndefined();
+    expect(r.drawn).toEqual([]);
+    expect(r.judgeCalls).toBe(1);
+    expect(r.rollouts.every((x: { guided: unknown }) => x.guided === null)).toBe(true);
+    expect(r.metrics.frac_reward_zero_std).toBe(0.5);
+  });
+});
+
 describe('guided exploration: rubric scaffolding (RuscaRL)', () => {
   const SCAFFOLD = { ...EXPLORE_BASE, scaffold_fraction: 0.5, scaffold_prob_start: 1, scaffold_decay_steps: 10 };
 

@@ -75,7 +75,8 @@ export interface SampledBatch {
   /** The judge's results per rollout when dynamic sampling has judged them already, else null. */
   results: CriterionResult[][] | null;
   tokensPerSecond: number;
-  metrics: ExploreMetrics;
+  /** null when every exploration option is off (the step then has no exploration metrics). */
+  metrics: ExploreMetrics | null;
 }
 
 interface Row {
@@ -224,6 +225,7 @@ export async function sampleRollouts(ctx: GrpoContext, step: number, prompts: re
     ratio = stats.is_ratio_mean;
   }
 
+  const active = cfg.dynamic_sampling || cfg.scaffold_fraction > 0;
   return {
     prompts: groups.map((g) => g.prompt),
     rollouts,
@@ -233,13 +235,15 @@ export async function sampleRollouts(ctx: GrpoContext, step: number, prompts: re
     importance,
     results: cfg.dynamic_sampling ? groups.flatMap((g) => g.results!) : null,
     tokensPerSecond: genSeconds > 0 ? decoded / genSeconds : 0,
-    metrics: {
-      ...m,
-      zero_std_groups_kept: cfg.dynamic_sampling ? slots.filter((s) => !s.learnable).length : 0,
-      scaffold_prob: scaffoldProbability(cfg, step),
-      scaffolded: scaffolded.length,
-      scaffold_logprob_gap: gap,
-      scaffold_is_ratio_mean: ratio,
-    },
+    metrics: active
+      ? {
+          ...m,
+          zero_std_groups_kept: cfg.dynamic_sampling ? slots.filter((s) => !s.learnable).length : 0,
+          scaffold_prob: scaffoldProbability(cfg, step),
+          scaffolded: scaffolded.length,
+          scaffold_logprob_gap: gap,
+          scaffold_is_ratio_mean: ratio,
+        }
+      : null,
   };
 }
