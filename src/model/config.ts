@@ -40,7 +40,8 @@ type Json = Record<string, unknown>;
 
 function int(json: Json, key: string, fallback?: number): number {
   const v = json[key] ?? fallback;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
+  // Safe integers only: 1e300 is an "integer" to Number.isInteger, and sizes are multiplied later.
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) {
     throw new ModelConfigError(`config.json: "${key}" must be a positive integer, got ${JSON.stringify(json[key])}`);
   }
   return v;
@@ -56,8 +57,12 @@ function num(json: Json, key: string, fallback: number): number {
 
 function tokenId(json: Json, key: string): number | null {
   const v = json[key];
-  if (Array.isArray(v)) return typeof v[0] === 'number' ? v[0] : null; // several EOS ids: the first is the default
-  return typeof v === 'number' ? v : null;
+  const first = Array.isArray(v) ? v[0] : v; // several EOS ids: the first is the default
+  if (first == null) return null;
+  if (typeof first !== 'number' || !Number.isSafeInteger(first) || first < 0) {
+    throw new ModelConfigError(`config.json: "${key}" must be a token id (a non-negative integer) or a list of them, got ${JSON.stringify(v)}`);
+  }
+  return first;
 }
 
 const LLAMA_FAMILY = ['llama', 'qwen2', 'qwen3', 'mistral', 'smollm'];

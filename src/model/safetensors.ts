@@ -63,7 +63,8 @@ export function readSafetensors(buffer: ArrayBuffer, fileName = 'model.safetenso
     if (!Array.isArray(shape) || !shape.every((d) => Number.isInteger(d) && d >= 0)) {
       throw new SafetensorsError(`${fileName}: tensor "${name}" has an invalid shape ${JSON.stringify(shape)}`);
     }
-    if (!Array.isArray(offsets) || offsets.length !== 2) {
+    // Integers only: a string or fractional offset would pass the size check and read the wrong bytes.
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every((o) => Number.isSafeInteger(o))) {
       throw new SafetensorsError(`${fileName}: tensor "${name}" has invalid data_offsets`);
     }
     const [begin, end] = offsets;
