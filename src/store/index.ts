@@ -13,6 +13,8 @@ export {
 } from './runStore';
 export { estimatePrune, type PrunePlan, type PruneEstimate, type RolloutStepUsage } from './prune';
 export { withRunLock, memoryLocks, defaultLocks, runLockName, type LockManagerLike } from './locks';
+export { heldRunIds, shownStatus, type ShownStatus, type LockQueryLike } from './liveness';
+export { StatusWriter, type StatusTarget } from './statusWriter';
 export { StorageFullError, STORAGE_FULL_PREFIX, isStorageFullMessage, RunLockedError, RunNotFoundError, StoreClosedError, isQuotaError, formatBytes, type StorageUsage } from './errors';
 export {
   DB_NAME,

@@ -88,4 +88,41 @@ describe('saved runs in the page', () => {
     await page.screenshot({ path: join(SHOTS, 'app-imported.png'), fullPage: true });
     expect(opened.pageErrors).toEqual([]);
   });
+
+  it('a run left "running" whose page died reads "interrupted" after a reload, with Resume at the top of the page', async () => {
+    // What a killed page leaves behind: the store still says running. (This page's worker holds
+    // the run's lock until the reload below, as a crashed tab's would until it is gone.)
+    const runId = (await row().getAttribute('data-run-id'))!;
+    // A string, so vitest does not rewrite the page's import().
+    await page.evaluate(`(async () => {
+      const { RunStore } = await import('/src/store/index.ts');
+      const store = await RunStore.open();
+      await store.setStatus(${JSON.stringify(runId)}, 'running');
+      store.close();
+    })()`);
+
+    await page.reload();
+    await row().getByTestId('run-status-cell').filter({ hasText: 'interrupted' }).waitFor({ timeout: 60_000 });
+    const banner = page.getByTestId('interrupted-banner');
+    await banner.waitFor();
+    expect(await banner.getAttribute('data-run-id')).toBe(runId);
+    // Steps 0-2 committed, a checkpoint after each: nothing to redo.
+    const name = await row().getByTestId('run-name').textContent();
+    expect(await page.getByTestId('interrupted-text').textContent()).toBe(`Your run "${name}" was interrupted at step 3 (last checkpoint 3: resuming loses nothing).`);
+    // The banner sits at the top of the page: before the run controls and the saved runs.
+    const before = await page.evaluate(() => {
+      const banner = document.querySelector('[data-testid=interrupted-banner]')!;
+      const follows = (testId: string) => Boolean(banner.compareDocumentPosition(document.querySelector(`[data-testid=${testId}]`)!) & Node.DOCUMENT_POSITION_FOLLOWING);
+      return [follows('train'), follows('runs')];
+    });
+    expect(before).toEqual([true, true]);
+    await page.screenshot({ path: join(SHOTS, 'app-interrupted.png'), fullPage: true });
+
+    await page.getByTestId('interrupted-resume').click();
+    await status().filter({ hasText: 'Finished' }).waitFor({ timeout: 110_000 });
+    expect(await status().textContent()).toContain('Finished: 3 steps');
+    await row().getByTestId('run-status-cell').filter({ hasText: 'finished' }).waitFor({ timeout: 10_000 });
+    expect(await banner.count()).toBe(0);
+    expect(opened.pageErrors).toEqual([]);
+  });
 });

@@ -5,6 +5,7 @@ import { GRPO_DEFAULTS } from '../../rl/config';
 import type { RolloutRecord, StepMetrics } from '../../rl/grpoStep';
 import type { RunFileInput } from '../../share/runFile';
 import { RunStore, type PruneEstimate, type PrunePlan, type RolloutStepUsage, type RunInfo, type RunRecord, type StorageUsage, type StoredRollout } from '../../store';
+import { heldRunIds } from '../../store/liveness';
 
 /** A run opened for viewing: from the store (runId) or from an imported file (runId null). */
 export interface RunView {
@@ -32,6 +33,11 @@ export function changedOptions(config: Record<string, unknown>): Record<string, 
 export class RunsLibrary {
   runs = $state.raw<RunInfo[]>([]);
   usage = $state.raw<StorageUsage | null>(null);
+  /**
+   * Ids of the runs some tab or worker holds open now (their Web Locks), as of the last refresh;
+   * null where the browser cannot tell. A run stored as 'running' that is not held was interrupted.
+   */
+  held = $state.raw<Set<string> | null>(null);
   /** The last failure (opening the database, renaming, deleting...), for the user. */
   error = $state<string | null>(null);
   private store: Promise<RunStore> | null = null;
@@ -60,7 +66,10 @@ export class RunsLibrary {
 
   async refresh(): Promise<void> {
     await this.guard('read the saved runs', async (store) => {
+      // Locks first: a run that closes meanwhile has saved its final status before letting go.
+      const held = await heldRunIds();
       this.runs = await store.listRuns();
+      this.held = held;
       this.usage = await store.storageEstimate();
     });
   }

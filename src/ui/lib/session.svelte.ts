@@ -153,6 +153,24 @@ export class TrainingSession {
     await this.client!.api.start();
   }
 
+  /** Whether the run that failed here can be resumed (it was saved; Resume reopens it from its newest checkpoint). */
+  get canResumeFailed(): boolean {
+    return this.status === 'failed' && this.runId !== null && this.runExperiment !== null && this.viewing === null;
+  }
+
+  /**
+   * After a failure (the GPU device was lost, the disk was full), reopens the same run from its
+   * newest checkpoint (the worker asks for a new GPU device if its own was lost) and trains on.
+   * The steps shown stay; those after the checkpoint are trained again and replace theirs.
+   */
+  async resumeFailed(): Promise<void> {
+    if (!this.canResumeFailed) return;
+    const runId = this.runId!;
+    const experiment = this.runExperiment!;
+    const rollouts = this.history.stepNumbers().flatMap((step) => this.history.at(step));
+    await this.resume(runId, experiment, { runId, name: 'this run', experiment, metrics: this.metrics, rollouts });
+  }
+
   /** Closes the run the worker has open (before deleting it, say). */
   async closeRun(): Promise<void> {
     if (this.status === 'running') await this.pause();
