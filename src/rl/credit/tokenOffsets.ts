@@ -12,8 +12,8 @@ export type Decode = (ids: readonly number[]) => string;
 
 /**
  * [start, end) character range of every token. Decodes from the last boundary (linear for byte
- * and most BPE tokenizers); falls back to the whole prefix when a tokenizer's decode of a piece
- * differs from the text (a SentencePiece decoder dropping a leading space, say).
+ * and BPE tokenizers, and for SentencePiece ones that drop a piece's leading space); falls back to
+ * the whole prefix when a tokenizer's decode of a piece differs from the text otherwise.
  */
 export function tokenCharRanges(decode: Decode, ids: readonly number[], completion: string): Span[] {
   const n = ids.length;
@@ -24,7 +24,11 @@ export function tokenCharRanges(decode: Decode, ids: readonly number[], completi
     let end: number | null = null;
     const piece = decode(ids.slice(fromToken, j + 1));
     if (completion.startsWith(piece, fromChar) && !piece.endsWith('\uFFFD')) end = fromChar + piece.length;
-    else {
+    else if (completion[fromChar] === ' ' && piece !== '' && completion.startsWith(piece, fromChar + 1) && !piece.endsWith('\uFFFD')) {
+      // A SentencePiece decoder strips the leading space of the first token it decodes: the space
+      // at fromChar follows the last boundary, so it is this token's.
+      end = fromChar + 1 + piece.length;
+    } else {
       const prefix = decode(ids.slice(0, j + 1));
       if (completion.startsWith(prefix) && !(prefix.endsWith('\uFFFD') && completion[prefix.length - 1] !== '\uFFFD')) end = prefix.length;
     }

@@ -47,6 +47,17 @@ describe('tokenCharRanges', () => {
     expect(tokensInSpans(r, [{ start: 6, end: 11 }])).toEqual([1]);
     // A span ending exactly at a token boundary does not take the next token.
     expect(tokensInSpans(r, [{ start: 0, end: 5 }])).toEqual([0]);
+    // The piece path, not the whole-prefix fallback: decoding stays linear (each call decodes one token here).
+    let decoded = 0;
+    const counting = (ids: readonly number[]) => {
+      decoded += ids.length;
+      return spDecode(ids);
+    };
+    const long = Array.from({ length: 200 }, (_, i) => i % 2);
+    const longText = spDecode(long);
+    const rr = tokenCharRanges(counting, long, longText);
+    expect(rr[199]).toEqual({ start: longText.length - 6, end: longText.length });
+    expect(decoded).toBe(200);
   });
 });
 
