@@ -116,6 +116,8 @@ describe('saved runs in the page', () => {
       return [follows('train'), follows('runs')];
     });
     expect(before).toEqual([true, true]);
+    // So does the status line.
+    expect(await status().textContent()).toContain(`Ready. Your run "${name}" was interrupted at step 3`);
     await page.screenshot({ path: join(SHOTS, 'app-interrupted.png'), fullPage: true });
 
     await page.getByTestId('interrupted-resume').click();

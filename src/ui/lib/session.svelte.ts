@@ -54,6 +54,8 @@ export class TrainingSession {
    * this run (null runId: no run was saved, pick one) and clears it.
    */
   pruneRequest = $state.raw<{ runId: string | null } | null>(null);
+  /** Set by the interrupted-run banner while it shows (the run's name and step), so the status line can point to it. */
+  interrupted = $state<string | null>(null);
   loaded = $state<OpenResult | null>(null);
   /** The stored run the worker has open (it saves every step there). */
   runId = $state<string | null>(null);
