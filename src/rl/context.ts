@@ -47,7 +47,7 @@ function judgeKeySources(key: string | OriginBoundKey | undefined): Pick<JudgeSo
  * second load of the starting files) and the judge, and builds the step context.
  */
 export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: ModelFiles, options: ContextOptions = {}): Promise<GrpoContext> {
-  const { rubric, heldOutRubric, config, judge: judgeChoice } = parseExperiment(input);
+  const { rubric, heldOutRubric, config, judge: judgeChoice, judgeBias } = parseExperiment(input);
   const lora = config.use_peft;
   // A LoRA run resumes from its adapter: the base is always the starting files. A full run
   // resumes from the checkpoint's weights and moments, with the starting model's tokenizer.
@@ -95,6 +95,7 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       heldOut: heldOutRubric ? { rubric: heldOutRubric, version: await rubricVersion(heldOutRubric) } : null,
       modelJudge: judge,
       judgeCache: options.judgeCache ?? new JudgeCache(),
+      judgeBias,
       config,
       releaseJudge,
     };

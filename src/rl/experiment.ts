@@ -6,6 +6,7 @@ import { parseRubric, RubricError } from '../rubric';
 import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { parseGrpoConfig } from './config';
 import { DEFAULT_JUDGE, judgeChoiceSchema, keyFieldIn } from './judgeChoice';
+import { judgeBiasSchema, unknownBiasCriteria } from './judgeBias';
 
 /** A required field's message when it is absent: what the page expects there. */
 const required = (what: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? `is required (${what})` : undefined) });
@@ -20,6 +21,8 @@ export const experimentSchema = z
     config: z.record(z.string(), z.unknown()).default({}),
     /** Who answers judge-question criteria (default: rules only). Never carries an API key. */
     judge: judgeChoiceSchema.optional(),
+    /** The bias sandbox: a declared, seeded bias over the trained rubric's verdicts (src/rubric/bias.ts); absent = off. */
+    judge_bias: judgeBiasSchema.optional(),
   })
   .strict();
 
@@ -51,6 +54,8 @@ export class HeldOutRubricError extends RubricError {
 export function parseExperiment(input: unknown) {
   const judgeKey = typeof input === 'object' && input !== null ? keyFieldIn((input as { judge?: unknown }).judge) : null;
   if (judgeKey) throw new ExperimentError([{ path: ['judge'], message: judgeKey }]);
+  const biasKey = typeof input === 'object' && input !== null ? keyFieldIn((input as { judge_bias?: unknown }).judge_bias) : null;
+  if (biasKey) throw new ExperimentError([{ path: ['judge_bias'], message: biasKey }]);
   const parsed = experimentSchema.safeParse(input);
   if (!parsed.success) {
     throw new ExperimentError(
@@ -70,5 +75,8 @@ export function parseExperiment(input: unknown) {
   }
   const config = parseGrpoConfig(parsed.data.config);
   const judge = parsed.data.judge ?? DEFAULT_JUDGE;
-  return { experiment: parsed.data, rubric, heldOutRubric, config, judge };
+  const judgeBias = parsed.data.judge_bias ?? null;
+  const unknown = judgeBias && unknownBiasCriteria(judgeBias, rubric.criteria.map((c) => c.id));
+  if (unknown) throw new ExperimentError([{ path: ['judge_bias', 'criteria'], message: unknown }]);
+  return { experiment: parsed.data, rubric, heldOutRubric, config, judge, judgeBias };
 }

@@ -37,6 +37,8 @@ export function experimentPathLabel(path: string | readonly (string | number)[],
       return rest.length ? `Setting ${rest.join('.')}` : 'Settings';
     case 'judge':
       return rest.length ? `Judge ${rest.map((p) => (typeof p === 'number' ? `item ${p + 1}` : (JUDGE_WORDS[p] ?? p))).join(', ')}` : 'Judge';
+    case 'judge_bias':
+      return rest.length ? `Judge bias ${rest.map((p) => (typeof p === 'number' ? `item ${p + 1}` : p.replace(/_/g, ' '))).join(', ')}` : 'Judge bias';
     default:
       return `Field "${typeof head === 'number' ? head : fieldWord(head)}"`;
   }
