@@ -46,6 +46,7 @@ console.log(
   `unclear messages ${result.unclearMessages}, unexpected outcomes ${result.unexpectedOutcomes} (opened ${result.opened}, refused ${result.refused}); ` +
     `slowest link ${result.maxLinkMs} ms (bound ${LINK_BOUND_MS}), slowest run file ${result.maxFileMs} ms (bound ${FILE_BOUND_MS}), slowest multi-MB valid link ${result.maxHeavyMs} ms (bound ${HEAVY_BOUND_MS}), longest main-thread stall ${result.maxStallMs} ms; ${seconds.toFixed(0)} s`,
 );
+for (const c of result.slowest) console.log(`  slow: #${c.id} ${c.kind} ${c.category} (${c.note}): ${c.ms} ms, stall ${c.stallMs} ms`);
 mkdirSync(dirname(values.out), { recursive: true });
 writeFileSync(values.out, JSON.stringify({ seed, seconds, linkBoundMs: LINK_BOUND_MS, fileBoundMs: FILE_BOUND_MS, heavyBoundMs: HEAVY_BOUND_MS, ...result }, null, 2));
 console.log(`wrote ${values.out}`);

@@ -27,6 +27,7 @@ export interface FuzzTotals {
   maxFileMs: number;
   maxHeavyMs: number;
   maxStallMs: number;
+  slowest: { id: number; kind: string; category: string; note: string; ms: number; stallMs: number }[];
   byCategory: Record<string, { cases: number; opened: number; refused: number; failed: number }>;
   failures: FuzzFailure[];
 }

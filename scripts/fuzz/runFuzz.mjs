@@ -222,6 +222,8 @@ export async function runCases({ page, pageErrors, cases, dbName, log = () => {}
   let maxLinkMs = 0;
   let maxFileMs = 0;
   let maxHeavyMs = 0;
+  /** The five cases with the longest outcome or stall. */
+  const slowest = [];
   let maxStallMs = 0;
   const startTraces = await page.evaluate(hostileTraces);
   let { digest, runs } = await page.evaluate(databaseDigest, dbName);
@@ -250,6 +252,9 @@ export async function runCases({ page, pageErrors, cases, dbName, log = () => {}
         }
       } else {
         const ms = r.ms;
+        slowest.push({ id: c.id, kind: c.kind, category: c.category, note: c.note, ms: Math.round(ms), stallMs: Math.round(r.maxGap) });
+        slowest.sort((a, b) => Math.max(b.ms, b.stallMs) - Math.max(a.ms, a.stallMs));
+        slowest.length = Math.min(slowest.length, 5);
         if (c.heavy) maxHeavyMs = Math.max(maxHeavyMs, ms);
         else if (c.kind === 'link') maxLinkMs = Math.max(maxLinkMs, ms);
         else maxFileMs = Math.max(maxFileMs, ms);
@@ -314,7 +319,7 @@ export async function runCases({ page, pageErrors, cases, dbName, log = () => {}
   } finally {
     page.off('dialog', onDialog);
   }
-  return { ...totals, maxLinkMs: Math.round(maxLinkMs), maxFileMs: Math.round(maxFileMs), maxHeavyMs: Math.round(maxHeavyMs), maxStallMs: Math.round(maxStallMs), byCategory, failures };
+  return { ...totals, maxLinkMs: Math.round(maxLinkMs), maxFileMs: Math.round(maxFileMs), maxHeavyMs: Math.round(maxHeavyMs), maxStallMs: Math.round(maxStallMs), slowest, byCategory, failures };
 }
 
 /** The summary line the suite prints. */
