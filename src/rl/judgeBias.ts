@@ -22,7 +22,9 @@ export const judgeBiasSchema = z.discriminatedUnion('kind', [
 /** The kinds the schema accepts, in the wrapper's order (a unit test checks they are BIAS_KINDS). */
 export const BIAS_CHOICE_KINDS = judgeBiasSchema.options.map((o) => o.shape.kind.value);
 
-export type JudgeBiasChoice = z.output<typeof judgeBiasSchema> & JudgeBias;
+export type JudgeBiasChoice = z.output<typeof judgeBiasSchema>;
+/** Every valid choice is a bias the wrapper applies (a compile-time check). */
+export const asJudgeBias = (choice: JudgeBiasChoice): JudgeBias => choice;
 
 /** A message when `input` carries a key-like field (api_key, token...), else null. */
 export function biasKeyField(input: unknown): string | null {

@@ -141,6 +141,8 @@ const criterionResultSchema = z.union([
     reason: z.string(),
     // Evidence spans (src/rubric/evidence.ts): UTF-16 offsets, shown and credited only where they overlap the text.
     spans: z.array(z.strictObject({ start: count, end: count })).max(MAX_SPANS).optional(),
+    // The bias sandbox (src/rubric/bias.ts) changed this verdict (experiment.judge_bias).
+    biased: z.literal(true).optional(),
   }),
   z.strictObject({ criterion_id: z.string(), status: z.enum(['unscorable', 'needs_model']), score: z.null(), reason: z.string() }),
 ]);

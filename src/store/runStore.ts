@@ -7,6 +7,7 @@ import type { IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import type { CheckpointFiles } from '../model/checkpoint';
 import type { GrpoConfig } from '../rl/config';
 import { judgeChoiceSchema, type JudgeChoice } from '../rl/judgeChoice';
+import { judgeBiasSchema, type JudgeBiasChoice } from '../rl/judgeBias';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { Rubric } from '../rubric';
 import { DEFAULT_PASS_THRESHOLD } from '../rubric/aggregate';
@@ -67,6 +68,8 @@ export interface NewRun {
   config: GrpoConfig;
   /** Who answers judge questions (parsed; never holds a key). Absent: rules only. */
   judge?: JudgeChoice;
+  /** The bias sandbox's declared bias (parsed). Absent: off. */
+  judgeBias?: JudgeBiasChoice;
   /** Default 'paused': created, not yet training. */
   status?: RunStatus;
 }
@@ -247,6 +250,7 @@ export class RunStore {
         rubricVersion: version,
         ...(heldOutVersion !== undefined ? { heldOutRubricVersion: heldOutVersion } : {}),
         ...(spec.judge !== undefined ? { judge: judgeChoiceSchema.parse(spec.judge) } : {}),
+        ...(spec.judgeBias !== undefined ? { judgeBias: judgeBiasSchema.parse(spec.judgeBias) } : {}),
         config: spec.config,
       },
       lastStep: null,

@@ -5,6 +5,7 @@ import type { DBSchema } from 'idb';
 import type { CheckpointFiles } from '../model/checkpoint';
 import type { GrpoConfig } from '../rl/config';
 import type { JudgeChoice } from '../rl/judgeChoice';
+import type { JudgeBiasChoice } from '../rl/judgeBias';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { Rubric } from '../rubric';
 
@@ -27,6 +28,8 @@ export interface RunExperiment {
   heldOutRubricVersion?: string;
   /** Who answers judge questions (no key, ever); absent: rules only. */
   judge?: JudgeChoice;
+  /** The bias sandbox's declared bias (src/rubric/bias.ts); absent: off. */
+  judgeBias?: JudgeBiasChoice;
   config: GrpoConfig;
 }
 

@@ -217,6 +217,7 @@ const api = {
         rubric,
         ...(heldOut ? { held_out_rubric: heldOut } : {}),
         ...(run.experiment.judge ? { judge: run.experiment.judge } : {}),
+        ...(run.experiment.judgeBias ? { judge_bias: run.experiment.judgeBias } : {}),
         config: run.experiment.config as unknown as Record<string, unknown>,
       };
       id = run.id;
@@ -236,6 +237,7 @@ const api = {
         rubric: parsed.rubric,
         ...(parsed.heldOutRubric ? { heldOutRubric: parsed.heldOutRubric } : {}),
         ...(parsed.experiment.judge ? { judge: parsed.experiment.judge } : {}),
+        ...(parsed.judgeBias ? { judgeBias: parsed.judgeBias } : {}),
         config: parsed.config,
       });
       id = run.id;

@@ -120,6 +120,7 @@ export class RunsLibrary {
       rubric,
       ...(heldOut ? { held_out_rubric: heldOut } : {}),
       ...(run.experiment.judge ? { judge: run.experiment.judge } : {}),
+      ...(run.experiment.judgeBias ? { judge_bias: run.experiment.judgeBias } : {}),
       config: changedOptions(run.experiment.config as unknown as Record<string, unknown>),
     };
   }

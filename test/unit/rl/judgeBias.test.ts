@@ -6,6 +6,9 @@ import { experimentProblems } from '../../../src/rl/issueLabels';
 import { BIAS_CHOICE_KINDS } from '../../../src/rl/judgeBias';
 import { BIAS_KINDS } from '../../../src/rubric/bias';
 import { decodeShareLink, encodeShareLink } from '../../../src/share/link';
+import { FIRST_VISIT } from '../../../src/share/presets';
+import { readRunFile, runFileJson } from '../../../src/share/runFile';
+import type { RolloutRecord } from '../../../src/rl/grpoStep';
 
 const base = {
   model: 'embedded/tiny-gpt2-byte',
@@ -55,5 +58,21 @@ describe('experiment judge_bias', () => {
     const link = encodeShareLink({ experiment: { ...base, config: {}, judge_bias } });
     expect(decodeShareLink(link).experiment.judge_bias).toEqual(judge_bias);
     expect(decodeShareLink(encodeShareLink({ experiment: { ...base, config: {} } })).experiment.judge_bias).toBeUndefined();
+  });
+
+  it('travels in a run file, with the verdicts it changed marked', async () => {
+    const experiment = { ...structuredClone(FIRST_VISIT.experiment), judge_bias: { kind: 'length' as const, strength: 0.4 } };
+    const id = (experiment.rubric as { criteria: { id: string }[] }).criteria[0].id;
+    const rollout = {
+      step: 0, group: 0, index: 0, prompt: 'p', completion: 'c', completion_ids: [1], logprobs: [-1], truncated: false,
+      results: [{ criterion_id: id, status: 'ok', score: 1, reason: 'no [biased: length +1]', biased: true }],
+      scores: [1], reward: 1, advantage: 0,
+    } as unknown as RolloutRecord;
+    const back = await readRunFile(await runFileJson({ name: 'b', exported_at: '2025-01-02T03:04:05.000Z', experiment, metrics: [], rollouts: [rollout] }));
+    expect(back.experiment.judge_bias).toEqual({ kind: 'length', strength: 0.4 });
+    expect(back.rollouts[0].results[0]).toEqual(rollout.results[0]);
+    // biased is only ever true: anything else is refused.
+    const bad = { ...rollout, results: [{ ...rollout.results[0], biased: 'yes' }] } as unknown as RolloutRecord;
+    await expect(readRunFile(await runFileJson({ name: 'b', exported_at: '2025-01-02T03:04:05.000Z', experiment, metrics: [], rollouts: [bad] }))).rejects.toThrow(/the run file is invalid:\nrollouts\[0\]/);
   });
 });
