@@ -8,6 +8,8 @@ import type { Shared } from '../../share/link';
 export interface ActiveLesson {
   id: string;
   title: string;
+  /** One line about the lesson, shown in place of the preset's description (plain text). */
+  summary: string;
   /** Short guidance (plain text). */
   guidance: string;
   /** The lesson's longer explanation, for lessons this page knows (plain text). */
@@ -40,6 +42,7 @@ export class PageMode {
     this.lesson = {
       id: l.id,
       title: l.title ?? known?.title ?? l.id,
+      summary: known?.summary ?? 'A lesson from a share link: what to do is below.',
       guidance: l.guidance,
       explanation: known?.explanation ?? null,
       hidden: [...l.hidden_controls],

@@ -87,7 +87,7 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
       unit: 'fraction meeting every required criterion and no pitfall',
       lines: [
         { label: 'strict completion', color: PALETTE[2] },
-        { label: 'zero-std groups', color: PALETTE[6], dash: true },
+        { label: 'frac_reward_zero_std', color: PALETTE[6], dash: true },
       ],
       x,
       ys: [s((m) => m.rewards.strict_completion_rate), s((m) => m.frac_reward_zero_std)],
@@ -114,9 +114,9 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
       title: 'Clip ratios',
       unit: 'fraction of tokens clipped',
       lines: [
-        { label: 'clip low', color: PALETTE[1] },
-        { label: 'clip high', color: PALETTE[0] },
-        { label: 'clip region', color: PALETTE[6], dash: true },
+        { label: 'clip_ratio_low', color: PALETTE[1] },
+        { label: 'clip_ratio_high', color: PALETTE[0] },
+        { label: 'clip_ratio_region', color: PALETTE[6], dash: true },
       ],
       x,
       ys: [s((m) => m.clip_ratio_low), s((m) => m.clip_ratio_high), s((m) => m.clip_ratio_region)],

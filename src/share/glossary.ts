@@ -1,0 +1,90 @@
+// The glossary: every TRL term the page shows (chart titles and legends, lesson texts, the loss
+// types) in one plain-language line, with the lesson that shows it where one does. Settings keep
+// their own help (settingsCatalog.ts); entries here for a setting give the one-line idea and the
+// lesson, not a second copy of that help. The words are the page's: `shown_as` lists how a chart
+// writes the term, so chart titles, legends and lesson texts resolve to the same entry.
+
+export type GlossaryKind = 'metric' | 'setting' | 'loss type' | 'idea';
+
+export interface GlossaryEntry {
+  /** The TRL name where TRL has one (frac_reward_zero_std, epsilon_high, dapo), else the page's word. */
+  term: string;
+  kind: GlossaryKind;
+  /** One line, plain language. */
+  definition: string;
+  /** The lesson (id in lessons.ts) that shows the term, if one does. */
+  lesson?: string;
+  /** Other ways the page writes it: chart titles and legend labels (compared case-insensitively). */
+  shown_as?: string[];
+}
+
+export const GLOSSARY: readonly GlossaryEntry[] = [
+  // ---- What the charts show ----
+  { term: 'reward', kind: 'metric', definition: 'The rubric\'s score for an answer; the chart shows its mean over the step\'s answers.', lesson: 'grpo-basics', shown_as: ['Reward (mean ± std)', 'reward mean'] },
+  { term: 'reward_std', kind: 'metric', definition: 'How spread out the step\'s rewards are (standard deviation): the shaded band around the mean.', lesson: 'grpo-basics', shown_as: ['mean − std', 'mean + std'] },
+  { term: 'held-out reward', kind: 'metric', definition: 'The score from a second, clean rubric that is never trained on: a check on what the trained reward misses.', lesson: 'reward-hacking' },
+  { term: 'criterion pass rate', kind: 'metric', definition: 'For each rubric criterion, the share of answers that meet it.', lesson: 'grpo-basics', shown_as: ['Criterion pass rates'] },
+  { term: 'strict completion rate', kind: 'metric', definition: 'The share of answers that meet every required criterion and no pitfall.', shown_as: ['Strict completion rate', 'strict completion'] },
+  { term: 'frac_reward_zero_std', kind: 'metric', definition: 'The share of groups where every answer got the same reward: those groups teach nothing.', lesson: 'zero-variance' },
+  { term: 'kl', kind: 'metric', definition: 'How far the trained model has moved from the reference model, per token; only measured when beta > 0.', shown_as: ['KL to the reference'] },
+  { term: 'entropy', kind: 'metric', definition: 'How unsure the model is about its next token, on average: low entropy means it repeats itself.', lesson: 'clipping' },
+  { term: 'clip ratio', kind: 'metric', definition: 'The share of tokens whose probability change was cut off by the clip range this step.', lesson: 'clipping', shown_as: ['Clip ratios'] },
+  { term: 'clip_ratio_low', kind: 'metric', definition: 'The share of tokens with a negative advantage held at the lower clip bound (1 − epsilon).', lesson: 'clipping' },
+  { term: 'clip_ratio_high', kind: 'metric', definition: 'The share of tokens with a positive advantage held at the upper clip bound (1 + epsilon_high).', lesson: 'clipping' },
+  { term: 'clip_ratio_region', kind: 'metric', definition: 'The share of tokens clipped at either bound.', lesson: 'clipping' },
+  { term: 'completion length', kind: 'metric', definition: 'How many tokens the answers have: the mean, shortest and longest of the step.', shown_as: ['Completion length'] },
+  { term: 'tokens per second', kind: 'metric', definition: 'Speed of this GPU: tokens sampled per second, and tokens trained on per second.', shown_as: ['Tokens per second'] },
+  { term: 'unexplored criteria', kind: 'metric', definition: 'Criteria that no answer in a group meets, so the group cannot learn them (CriPO).', shown_as: ['Unexplored and suppressed criteria (CriPO)', 'unexplored (no completion meets it)'] },
+  { term: 'suppressed criteria', kind: 'metric', definition: 'Criteria an answer meets while its advantage is negative, so training pushes them down (CriPO).', shown_as: ['suppressed (met, negative advantage)'] },
+  { term: 'dynamic sampling', kind: 'metric', definition: 'Sampling more answers to replace groups that all got the same reward; the chart counts the extra tokens.', shown_as: ['Dynamic sampling cost', 'extra (resampling)', 'all sampled'] },
+  { term: 'rubric scaffolding', kind: 'metric', definition: 'Showing the rubric in the prompt for some answers, which are then trained as if it was not there.', shown_as: ['Rubric scaffolding', 'scaffold probability'] },
+  { term: 'log-prob gap', kind: 'metric', definition: 'How much likelier a scaffolded answer is with the rubric in the prompt than without it.' },
+
+  // ---- Ideas ----
+  { term: 'group', kind: 'idea', definition: 'The num_generations answers sampled for one prompt, compared with each other.', lesson: 'grpo-basics' },
+  { term: 'advantage', kind: 'idea', definition: 'How much better an answer scored than the others in its group: positive answers are made more likely, negative ones less.', lesson: 'grpo-basics' },
+  { term: 'ratio', kind: 'idea', definition: 'How much likelier the updated model makes a token than the model that sampled it.', lesson: 'clipping' },
+  { term: 'reference model', kind: 'idea', definition: 'A frozen copy of the starting model that the kl metric and beta measure distance from.' },
+  { term: 'reward hacking', kind: 'idea', definition: 'Raising the reward by exploiting a flaw in the judge instead of getting better at what was wanted.', lesson: 'reward-hacking' },
+  { term: 'essential criterion', kind: 'idea', definition: 'A criterion an answer must meet; with essential gating, failing one caps the reward at gate_cap.', lesson: 'reward-hacking-gated' },
+
+  // ---- Settings (their full help is beside each setting) ----
+  { term: 'num_generations', kind: 'setting', definition: 'How many answers are sampled per prompt: the size of a group.', lesson: 'grpo-basics' },
+  { term: 'beta', kind: 'setting', definition: 'How strongly training is held close to the reference model; 0 turns the KL penalty off.' },
+  { term: 'epsilon', kind: 'setting', definition: 'How far down a token\'s probability ratio may move in one update before it is clipped (1 − epsilon).', lesson: 'clipping' },
+  { term: 'epsilon_high', kind: 'setting', definition: 'How far up the ratio may move before it is clipped (1 + epsilon_high); empty means the same as epsilon.', lesson: 'clipping' },
+  { term: 'num_iterations', kind: 'setting', definition: 'How many updates each batch of answers is used for; above 1 the ratio can move away from 1.', lesson: 'clipping' },
+  { term: 'scale_rewards', kind: 'setting', definition: 'Whether advantages are divided by the reward spread of the group, of the batch, or not at all.', lesson: 'zero-variance' },
+  { term: 'loss_type', kind: 'setting', definition: 'How the per-token losses of a batch are averaged into one number (dapo, grpo, dr_grpo, ...).' },
+  { term: 'gate_cap', kind: 'setting', definition: 'The most reward an answer can get when it fails an essential criterion (essential gating).', lesson: 'reward-hacking-gated' },
+  { term: 'dropout_p', kind: 'setting', definition: 'The chance that each criterion is left out of a step\'s reward (Rubric Dropout).', lesson: 'reward-hacking-dropout' },
+
+  // ---- Loss types (the values of loss_type) ----
+  { term: 'dapo', kind: 'loss type', definition: 'Averages the loss over every token of the batch, so long answers count per token (DAPO; TRL\'s default).' },
+  { term: 'grpo', kind: 'loss type', definition: 'Averages each answer\'s tokens first, then the answers: every answer counts the same whatever its length (the original GRPO).' },
+  { term: 'bnpo', kind: 'loss type', definition: 'Averages over the tokens of the local batch, like dapo within one batch.' },
+  { term: 'dr_grpo', kind: 'loss type', definition: 'Divides the summed loss by a fixed length (max_completion_length), removing GRPO\'s length bias (Dr. GRPO).' },
+  { term: 'cispo', kind: 'loss type', definition: 'Clips the importance weight instead of the update, so every token still gets a gradient (CISPO).' },
+  { term: 'sapo', kind: 'loss type', definition: 'Replaces the hard clip with a smooth gate around ratio 1 (SAPO).' },
+];
+
+const norm = (s: string) => s.trim().toLowerCase();
+const BY_WORD = new Map<string, GlossaryEntry>();
+for (const e of GLOSSARY) for (const w of [e.term, ...(e.shown_as ?? [])]) BY_WORD.set(norm(w), e);
+
+/** The entry the page's word (a term, a chart title or a legend label) stands for. */
+export function glossaryEntry(word: string): GlossaryEntry | undefined {
+  return BY_WORD.get(norm(word));
+}
+
+/** A chart's entries: its title's and its legend labels', each once, title first. */
+export function chartTerms(title: string, labels: readonly string[]): GlossaryEntry[] {
+  const found = [title, ...labels].map(glossaryEntry).filter((e): e is GlossaryEntry => e !== undefined);
+  return [...new Set(found)];
+}
+
+/** A tooltip's text for a chart: "term: definition" for each of its entries. */
+export function chartTipText(title: string, labels: readonly string[]): string | null {
+  const entries = chartTerms(title, labels);
+  return entries.length ? entries.map((e) => `${e.term}: ${e.definition}`).join(' · ') : null;
+}

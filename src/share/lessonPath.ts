@@ -1,0 +1,53 @@
+// The lessons as a path: the order a visitor takes them in (previous / next, "Lesson k of n") and
+// one "Try this" per lesson: an action to take in the page, never a promised result (what each
+// lesson shows is its own guidance's claim, measured elsewhere).
+import { lessonById, type Lesson } from './lessons';
+
+/** Every lesson once, in the order of issue 5's four lessons; variants follow the lesson they vary. */
+export const LESSON_PATH: readonly string[] = [
+  'grpo-basics',
+  'reward-hacking',
+  'reward-hacking-gated',
+  'reward-hacking-dropout',
+  'zero-variance',
+  'zero-variance-none',
+  'clipping',
+  'clipping-symmetric',
+];
+
+/** One action per lesson, using only controls the lesson leaves visible. */
+export const TRY_THIS: Readonly<Record<string, string>> = {
+  'grpo-basics': 'Train 10 steps, pause, and find an answer with a negative advantage in the rollout inspector: which criteria did it miss?',
+  'reward-hacking': 'Train 50 steps, then look through the rollout inspector for answers that say "great", "amazing" or "wonderful" and count their words.',
+  'reward-hacking-gated': 'Train 50 steps, then press "Run the other variant" for the ungated lesson and read the two reward curves side by side.',
+  'reward-hacking-dropout': 'Set dropout_p to 0.3, train 30 steps, then set it to 0.7 and train 30 more as a new run.',
+  'zero-variance': 'Train 20 steps and read frac_reward_zero_std at the last step; then set num_generations to 8 and train again.',
+  'zero-variance-none': 'Train 10 steps, pause, and in the rollout inspector find a group where only one answer met both criteria: read its advantage.',
+  clipping: 'Train 20 steps watching the Clip ratios chart, then set num_iterations to 1 and train again.',
+  'clipping-symmetric': 'Train 20 steps, then set epsilon to 0.1 and train again, watching clip_ratio_low and clip_ratio_high.',
+};
+
+export interface PathPlace {
+  /** 1-based place on the path. */
+  number: number;
+  total: number;
+  previous: Lesson | null;
+  next: Lesson | null;
+}
+
+/** Where a lesson is on the path; null for a lesson the path does not know (a link's own lesson). */
+export function placeOnPath(id: string): PathPlace | null {
+  const i = LESSON_PATH.indexOf(id);
+  if (i < 0) return null;
+  const at = (j: number) => (j >= 0 && j < LESSON_PATH.length ? (lessonById(LESSON_PATH[j]) ?? null) : null);
+  return { number: i + 1, total: LESSON_PATH.length, previous: at(i - 1), next: at(i + 1) };
+}
+
+/** The lessons in path order. */
+export function lessonsInOrder(): Lesson[] {
+  return LESSON_PATH.map((id) => lessonById(id)).filter((l): l is Lesson => l !== undefined);
+}
+
+export function tryThis(id: string): string | null {
+  return TRY_THIS[id] ?? null;
+}
