@@ -14,7 +14,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openPage, repoRoot } from './lib/browser.mjs';
-import { FILE_BOUND_MS, HEAVY_BOUND_MS, LINK_BOUND_MS, preparePage, runCases, summaryLine } from './fuzz/runFuzz.mjs';
+import { FILE_BOUND_MS, HEAVY_BOUND_MS, LINK_BOUND_MS, TRY_IT_BOUND_MS, preparePage, runCases, summaryLine } from './fuzz/runFuzz.mjs';
 import { hostileCases } from './fuzz/hostileCases.mjs';
 
 const { values } = parseArgs({
@@ -44,11 +44,11 @@ const seconds = (Date.now() - started) / 1000;
 console.log(summaryLine(result));
 console.log(
   `unclear messages ${result.unclearMessages}, unexpected outcomes ${result.unexpectedOutcomes} (opened ${result.opened}, refused ${result.refused}); ` +
-    `slowest link ${result.maxLinkMs} ms (bound ${LINK_BOUND_MS}), slowest run file ${result.maxFileMs} ms (bound ${FILE_BOUND_MS}), slowest multi-MB valid link ${result.maxHeavyMs} ms (bound ${HEAVY_BOUND_MS}), longest main-thread stall ${result.maxStallMs} ms; ${seconds.toFixed(0)} s`,
+    `slowest link ${result.maxLinkMs} ms (bound ${LINK_BOUND_MS}), slowest run file ${result.maxFileMs} ms (bound ${FILE_BOUND_MS}), slowest multi-MB valid link ${result.maxHeavyMs} ms (bound ${HEAVY_BOUND_MS}), "Try it" on ${result.tryItRuns} opened regex rubrics at most ${result.maxTryItMs} ms (bound ${TRY_IT_BOUND_MS}), longest main-thread stall ${result.maxStallMs} ms; ${seconds.toFixed(0)} s`,
 );
 for (const c of result.slowest) console.log(`  slow: #${c.id} ${c.kind} ${c.category} (${c.note}): ${c.ms} ms, stall ${c.stallMs} ms`);
 mkdirSync(dirname(values.out), { recursive: true });
-writeFileSync(values.out, JSON.stringify({ seed, seconds, linkBoundMs: LINK_BOUND_MS, fileBoundMs: FILE_BOUND_MS, heavyBoundMs: HEAVY_BOUND_MS, ...result }, null, 2));
+writeFileSync(values.out, JSON.stringify({ seed, seconds, linkBoundMs: LINK_BOUND_MS, fileBoundMs: FILE_BOUND_MS, heavyBoundMs: HEAVY_BOUND_MS, tryItBoundMs: TRY_IT_BOUND_MS, ...result }, null, 2));
 console.log(`wrote ${values.out}`);
 const bad = result.scriptsRun + result.hangs + result.uncaughtErrors + result.savedRunsChanged + result.unclearMessages + result.unexpectedOutcomes;
 process.exitCode = bad === 0 ? 0 : 1;

@@ -13,6 +13,8 @@ export interface HostileCase {
   marker?: string;
   /** Valid and megabytes large: held to HEAVY_BOUND_MS. */
   heavy?: boolean;
+  /** A response to score in "Try it" once the link is open (the rubric's regexes run on it in a worker). */
+  tryIt?: string;
   /** The page recomputes the run file's rubric version before import. */
   rehash?: boolean;
 }

@@ -255,7 +255,8 @@ function linkCase(category, r, experiment, index) {
       const n = int(r, 1, 40);
       payload.experiment.rubric.criteria = [...payload.experiment.rubric.criteria, ...Array.from({ length: n }, (_, i) => ({ id: `re${i}`, text: `Matches ${pattern.slice(0, 50)}`, weight: 1, tier: 'optional', rule }))];
       payload.experiment.prompts = [`${'a'.repeat(int(r, 10, 3900))}!`, ...payload.experiment.prompts];
-      return { fragment: valid(), expect: 'any', note: `${n} × /${pattern.slice(0, 40)}/` };
+      // tryIt: once open, "Try it" scores this response in its worker (the regexes run there).
+      return { fragment: valid(), expect: 'any', tryIt: `${'a'.repeat(int(r, 1000, 50_000))}!`, note: `${n} × /${pattern.slice(0, 40)}/` };
     }
     case 'settings': {
       const key = pick(r, NUMERIC_SETTINGS);

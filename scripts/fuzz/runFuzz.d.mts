@@ -5,6 +5,7 @@ export { hostileCases } from './hostileCases.mjs';
 export const LINK_BOUND_MS: number;
 export const FILE_BOUND_MS: number;
 export const HEAVY_BOUND_MS: number;
+export const TRY_IT_BOUND_MS: number;
 
 export interface FuzzFailure {
   id: number;
@@ -26,6 +27,9 @@ export interface FuzzTotals {
   maxLinkMs: number;
   maxFileMs: number;
   maxHeavyMs: number;
+  /** Opened regex links scored in "Try it", and the slowest of them. */
+  tryItRuns: number;
+  maxTryItMs: number;
   maxStallMs: number;
   slowest: { id: number; kind: string; category: string; note: string; ms: number; stallMs: number }[];
   byCategory: Record<string, { cases: number; opened: number; refused: number; failed: number }>;

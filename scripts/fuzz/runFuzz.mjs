@@ -21,6 +21,8 @@ import { BASE_METRICS, BASE_ROLLOUT, hostileCases } from './hostileCases.mjs';
 export const LINK_BOUND_MS = 2000;
 export const FILE_BOUND_MS = 10_000;
 export const HEAVY_BOUND_MS = 8000;
+/** "Try it" scoring a long response on the opened rubric: its 3 s budget, the debounce and slack. */
+export const TRY_IT_BOUND_MS = 5000;
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -161,6 +163,40 @@ function openLinkInPage({ fragment, id, marker }) {
   })();
 }
 
+/**
+ * Scores `text` in "Try it" (a worker with a time budget) and waits for a verdict or its "stopped"
+ * message. An empty response first, so the wait is for this text's scoring, not an earlier one.
+ */
+function tryItInPage(text) {
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const table = () => document.querySelector('[data-testid=tryit-table]');
+  const stopped = () => document.querySelector('[data-testid=tryit-stopped]');
+  const type = (value) => {
+    const box = document.querySelector('[data-testid=tryit-response]');
+    box.value = value;
+    box.dispatchEvent(new Event('input', { bubbles: true }));
+  };
+  const until = async (done, ms) => {
+    const t0 = performance.now();
+    while (!done()) {
+      if (performance.now() - t0 > ms) return false;
+      await sleep(20);
+    }
+    return true;
+  };
+  return (async () => {
+    if (!document.querySelector('[data-testid=tryit-response]')) return { skipped: true };
+    type('');
+    if (!(await until(() => table()?.dataset.scoring === 'false' || stopped(), 20_000))) return { ms: Infinity, message: 'no verdict for an empty response' };
+    const t0 = performance.now();
+    type(text);
+    // Scoring starts (the table says so) unless the rubric cannot be scored at all.
+    await until(() => table()?.dataset.scoring === 'true', 2000);
+    const finished = await until(() => table()?.dataset.scoring === 'false' || stopped(), 30_000);
+    return { ms: finished ? performance.now() - t0 : Infinity, message: stopped()?.textContent ?? null };
+  })();
+}
+
 /** Recomputes a run file's rubric version for its (edited) rubric, so the file is valid again. */
 async function rehashInPage(text) {
   const { parseRubric, rubricVersion } = await new Function('path', 'return import(path)')('/src/rubric/index.ts');
@@ -222,6 +258,8 @@ export async function runCases({ page, pageErrors, cases, dbName, log = () => {}
   let maxLinkMs = 0;
   let maxFileMs = 0;
   let maxHeavyMs = 0;
+  let maxTryItMs = 0;
+  let tryItRuns = 0;
   /** The five cases with the longest outcome or stall. */
   const slowest = [];
   let maxStallMs = 0;
@@ -268,6 +306,16 @@ export async function runCases({ page, pageErrors, cases, dbName, log = () => {}
         if (r.outcome === 'refused' && (!r.message || UNCLEAR.test(r.message.replace(/^Could not open \S+: /, '')))) {
           totals.unclearMessages++;
           problems.push(`unclear message: ${JSON.stringify((r.message ?? '').slice(0, 200))}`);
+        }
+        if (c.tryIt && r.outcome === 'opened') {
+          const t = await within(page.evaluate(tryItInPage, c.tryIt), boundScale * TRY_IT_BOUND_MS * 10);
+          if (t.timedOut || (!t.skipped && t.ms > boundScale * TRY_IT_BOUND_MS)) {
+            totals.hangs++;
+            problems.push(`hang: "Try it" gave no verdict within ${boundScale * TRY_IT_BOUND_MS} ms (${t.timedOut ? 'no answer' : `${Math.round(t.ms)} ms`})`);
+          } else if (!t.skipped) {
+            maxTryItMs = Math.max(maxTryItMs, t.ms);
+            tryItRuns++;
+          }
         }
         const wrongOpen = c.expect === 'open' && (r.outcome !== 'opened' || r.markerShown === false);
         const wrongRefuse = c.expect === 'refuse' && r.outcome === 'opened';
@@ -319,7 +367,7 @@ export async function runCases({ page, pageErrors, cases, dbName, log = () => {}
   } finally {
     page.off('dialog', onDialog);
   }
-  return { ...totals, maxLinkMs: Math.round(maxLinkMs), maxFileMs: Math.round(maxFileMs), maxHeavyMs: Math.round(maxHeavyMs), maxStallMs: Math.round(maxStallMs), slowest, byCategory, failures };
+  return { ...totals, maxLinkMs: Math.round(maxLinkMs), maxFileMs: Math.round(maxFileMs), maxHeavyMs: Math.round(maxHeavyMs), tryItRuns, maxTryItMs: Math.round(maxTryItMs), maxStallMs: Math.round(maxStallMs), slowest, byCategory, failures };
 }
 
 /** The summary line the suite prints. */
