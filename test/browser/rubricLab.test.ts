@@ -1,0 +1,91 @@
+// The rubric lab in the page: lint findings under the rubric editor follow edits and a fix
+// button changes the rubric; "Measure rubric" on a saved run (stored here straight into
+// IndexedDB, no training) shows each criterion's flag. No model, no GPU work.
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPage, type OpenedPage } from '../../scripts/lib/browser.mjs';
+import { FIRST_VISIT } from '../../src/share/presets';
+
+let opened: OpenedPage;
+let page: Page;
+
+beforeAll(async () => {
+  opened = await openPage('/');
+  page = opened.page;
+  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+});
+afterAll(async () => {
+  await opened?.close();
+});
+
+const finding = (code: string) => page.locator(`[data-testid=lint-finding][data-code=${code}]`);
+const criterionText = (i: number) => page.getByTestId('criterion').nth(i).getByTestId('criterion-text');
+
+describe('rubric lab', () => {
+  it('lints the rubric as it is edited, and a fix button applies its fix', async () => {
+    // The first-visit rubric's pitfall "Does not shout in capitals" reads as a goal.
+    await finding('penalty_reads_positive').waitFor({ timeout: 30_000 });
+    expect(await finding('penalty_reads_positive').textContent()).toContain('Criterion 4');
+    expect(await finding('rule_text_mismatch').count()).toBe(0);
+
+    // Text and rule disagree: the rule allows 20 words.
+    await criterionText(0).fill('Uses at most 30 words');
+    await finding('rule_text_mismatch').waitFor({ timeout: 30_000 });
+    expect(await finding('rule_text_mismatch').textContent()).toContain('says 30 words');
+    await criterionText(0).fill('Uses at most 20 words');
+    await finding('rule_text_mismatch').waitFor({ state: 'detached', timeout: 30_000 });
+
+    // A near duplicate, removed by its fix.
+    const criteria = (FIRST_VISIT.experiment.rubric as { criteria: unknown[] }).criteria.length;
+    await criterionText(2).fill('Ends with a question!');
+    await finding('near_duplicate').waitFor({ timeout: 30_000 });
+    await finding('near_duplicate').getByTestId('lint-fix').click();
+    await finding('near_duplicate').waitFor({ state: 'detached', timeout: 30_000 });
+    expect(await page.getByTestId('criterion').count()).toBe(criteria - 1);
+    expect(opened.pageErrors).toEqual([]);
+  });
+
+  it('measures a saved run\'s rubric from its stored rollouts', async () => {
+    const rubric = FIRST_VISIT.experiment.rubric;
+    // Two groups of two at step 0; criteria: short (all met), asks (mixed), you and the pitfall (never met).
+    const scores = [
+      [1, 1, 0, 0],
+      [1, 0, 0, 0],
+      [1, 1, 0, 0],
+      [1, 0, 0, 0],
+    ];
+    const rollouts = scores.map((s, i) => ({
+      step: 0,
+      group: Math.floor(i / 2),
+      index: i % 2,
+      prompt: 'p',
+      completion: `c${i}`,
+      completion_ids: [1],
+      logprobs: [-1],
+      truncated: false,
+      results: [],
+      scores: s,
+      reward: 0,
+      advantage: 0,
+    }));
+    // A string, so vitest does not rewrite the page's import().
+    await page.evaluate(`(async () => {
+      const { RunStore } = await import('/src/store/index.ts');
+      const { parseRubric } = await import('/src/rubric/index.ts');
+      const { parseGrpoConfig } = await import('/src/rl/config.ts');
+      const store = await RunStore.open();
+      const run = await store.createRun({ name: 'lab run', modelId: 'm', prompts: ['p'], rubric: parseRubric(${JSON.stringify(rubric)}), config: parseGrpoConfig({}), status: 'finished' });
+      await store.commitStep(run.id, 0, { step: 0 }, ${JSON.stringify(rollouts)});
+      store.close();
+    })()`);
+    await page.reload();
+    const row = page.getByTestId('run-row').filter({ hasText: 'lab run' });
+    await row.waitFor({ timeout: 60_000 });
+    await row.getByTestId('run-measure').click();
+    const report = row.getByTestId('rubric-report');
+    await report.getByTestId('report-row').first().waitFor({ timeout: 30_000 });
+    expect(await report.getByTestId('report-flag').allTextContents()).toEqual(['saturated', 'discriminative', 'unreachable', 'unreachable']);
+    expect(await report.textContent()).toContain('4 stored rollouts in 2 groups');
+    expect(opened.pageErrors).toEqual([]);
+  });
+});
