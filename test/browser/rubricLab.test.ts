@@ -23,9 +23,12 @@ const criterionText = (i: number) => page.getByTestId('criterion').nth(i).getByT
 
 describe('rubric lab', () => {
   it('lints the rubric as it is edited, and a fix button applies its fix', async () => {
-    // The first-visit rubric's pitfall "Does not shout in capitals" reads as a goal.
+    // The first-visit rubric's 4th criterion is a pitfall (weight −1, all capitals): worded as a goal, it is flagged.
+    await criterionText(3).fill('Does not shout in capitals');
     await finding('penalty_reads_positive').waitFor({ timeout: 30_000 });
     expect(await finding('penalty_reads_positive').textContent()).toContain('Criterion 4');
+    await criterionText(3).fill('Shouts in capitals');
+    await finding('penalty_reads_positive').waitFor({ state: 'detached', timeout: 30_000 });
     expect(await finding('rule_text_mismatch').count()).toBe(0);
 
     // Text and rule disagree: the rule allows 20 words.
