@@ -88,8 +88,9 @@ export const grpoConfigSchema = z
     // (a warning with the first reason); on_unscorable "stop" then ends the run as failed.
     max_unscorable_fraction: z.number().min(0).max(1).default(0.5),
     on_unscorable: z.enum(['warn', 'stop']).default('warn'),
-    // Checkpoint every N steps (and on pause); 0 = only on pause/stop.
-    save_steps: z.number().int().min(0).default(10),
+    // Checkpoint every N steps (and on pause); 0 = only on pause/stop; null = auto (the default):
+    // every step while a checkpoint is small, else every 10 (rl/checkpointPolicy.ts).
+    save_steps: z.number().int().min(0).nullable().default(null),
     // LoRA (TRL ModelConfig names): train low-rank adapters on a frozen base instead of every weight.
     use_peft: z.boolean().default(false),
     lora_r: z.number().int().min(1).max(1024).default(16),
@@ -295,17 +296,24 @@ export const TRL_DEFAULT_DIFFERENCES = {
   },
   save_steps: {
     trl: '500',
-    why: 'a browser tab can close at any time, and a checkpoint in the browser\'s storage is cheap',
+    here: 'auto',
+    why: 'a browser tab can close at any time: auto checkpoints every step while a checkpoint is at most 16 MB (cheap in the browser\'s storage, and a reload redoes nothing), else every 10 steps',
   },
   max_steps: {
     trl: '-1 (run num_train_epochs = 3 over the dataset)',
     why: 'the page cycles a short prompt list, so a run is sized in steps',
   },
-} as const satisfies Partial<Record<keyof GrpoConfig, { trl: string; why: string }>>;
+} as const satisfies Partial<Record<keyof GrpoConfig, { trl: string; why: string; here?: string }>>;
+
+/** The page's default of an option as the notes write it ("auto" for save_steps' null). */
+export function pageDefaultText(key: string): string {
+  const d = (TRL_DEFAULT_DIFFERENCES as Record<string, { here?: string }>)[key];
+  return d?.here ?? String(GRPO_DEFAULTS[key as keyof GrpoConfig]);
+}
 
 /** "TRL default: X; here: Y because …" for an option whose default differs from TRL's, else null. */
 export function trlDefaultNote(key: string): string | null {
   const d = (TRL_DEFAULT_DIFFERENCES as Record<string, { trl: string; why: string }>)[key];
   if (!d) return null;
-  return `TRL default: ${d.trl}; here: ${String(GRPO_DEFAULTS[key as keyof GrpoConfig])} because ${d.why}`;
+  return `TRL default: ${d.trl}; here: ${pageDefaultText(key)} because ${d.why}`;
 }

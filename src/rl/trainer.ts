@@ -2,6 +2,7 @@
 // the sub-stages / stop, with events for progress, metrics, rollouts, checkpoints and errors.
 // It owns nothing GPU-specific beyond calling grpoStep; the worker wraps it for the UI.
 import { saveCheckpoint, type CheckpointFiles } from '../model/checkpoint';
+import { checkpointDue, estimateCheckpointBytes } from './checkpointPolicy';
 import { syncReferenceModel, referenceDrifted } from './refSync';
 import { grpoStep, type GrpoContext, type RolloutRecord, type Stage, type StepMetrics } from './grpoStep';
 import { unscorableMessage } from './judgeFailures';
@@ -153,7 +154,7 @@ export class GrpoTrainer {
           // sync_ref_model: TRL's SyncRefModelCallback runs at the end of the optimizer step.
           await syncReferenceModel(this.ctx, this.step);
         }
-        const due = cfg.save_steps > 0 && this.step % cfg.save_steps === 0;
+        const due = checkpointDue(cfg.save_steps, this.step, () => this.checkpointBytes());
         const checkpoint = due || this.pauseRequested ? await this.checkpoint() : undefined;
         await this.options.sink?.commitStep(step, result.metrics, result.rollouts, checkpoint);
         this.emit({ type: 'step', metrics: result.metrics, rollouts: result.rollouts });
@@ -177,6 +178,12 @@ export class GrpoTrainer {
     } finally {
       this.abort = null;
     }
+  }
+
+  /** About how big one checkpoint is (save_steps auto decides by it). */
+  checkpointBytes(): number {
+    const m = this.ctx.model;
+    return estimateCheckpointBytes({ parameters: m.params.totalSize, trainableParameters: m.params.size, lora: Boolean(m.lora) });
   }
 
   /** The current weights, AdamW moments and step, in the Hugging Face layout. */

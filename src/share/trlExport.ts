@@ -10,6 +10,7 @@
 // User text (prompts, rubric, model id) reaches Python only inside string literals written by
 // pyString, never in comments or code, so nothing in an experiment can inject Python.
 import { strToU8, zipSync } from 'fflate';
+import { AUTO_SAVE_STEPS_LARGE } from '../rl/checkpointPolicy';
 import { trlDefaultNote, type GrpoConfig } from '../rl/config';
 import { parseExperiment } from '../rl/experiment';
 import { rubricVersion, type QuestionCriterion, type Rubric, type Rule, type RuleCriterion } from '../rubric';
@@ -304,7 +305,9 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
     option('max_steps', c.max_steps, pageDefault('max_steps')),
     option('seed', c.seed, 'TRL samples with its own generator: the same seed does not give the page\'s rollouts'),
   );
-  if (c.save_steps > 0) lines.push(option('save_steps', c.save_steps, pageDefault('save_steps')));
+  // auto (null): TRL's checkpoints are whole models on disk, so the export keeps the page's interval for large checkpoints.
+  if (c.save_steps === null) lines.push(option('save_steps', AUTO_SAVE_STEPS_LARGE, pageDefault('save_steps')));
+  else if (c.save_steps > 0) lines.push(option('save_steps', c.save_steps, pageDefault('save_steps')));
   else lines.push(option('save_strategy', 'no', 'save_steps 0: the page saved only on pause/stop; the model is saved at the end below'));
   if (c.on_nonfinite !== 'skip_step') {
     lines.push(unsupported(`on_nonfinite "${c.on_nonfinite}": TRL has no such option (the page stopped on a NaN/Inf loss)`));

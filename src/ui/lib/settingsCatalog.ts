@@ -382,7 +382,14 @@ export const SETTING_GROUPS: OptionGroup[] = [
     options: [
       { key: 'max_steps', kind: 'int', trl: 'max_steps', help: 'Optimizer steps in the run.' },
       { key: 'seed', kind: 'int', trl: 'seed', help: 'Seeds sampling and prompt order: the same seed reproduces the same first rollouts on the same device.' },
-      { key: 'save_steps', kind: 'int', trl: 'save_steps', help: 'Checkpoint every N steps (and on pause); 0 = only on pause or stop.' },
+      {
+        key: 'save_steps',
+        kind: 'int',
+        nullable: true,
+        trl: 'save_steps',
+        defaultText: 'auto',
+        help: 'Checkpoint every N steps (and on pause); 0 = only on pause or stop. Empty = auto: every step while a checkpoint is at most 16 MB (a small model: a reload or a closed tab redoes nothing), else every 10 steps. The run view says which and how big.',
+      },
       { key: 'on_nonfinite', kind: 'enum', values: ['skip_step', 'stop'], trl: null, help: 'When the loss or a gradient is NaN/Inf the update is skipped; then go on, or stop the run.' },
       {
         key: 'max_unscorable_fraction',

@@ -1,7 +1,7 @@
 // The TRL export carries the aggregation options the trainer supports, and says where the page's
 // defaults differ from TRL's on purpose (as the settings help does).
 import { describe, expect, it } from 'vitest';
-import { GRPO_DEFAULTS, TRL_DEFAULT_DIFFERENCES, trlDefaultNote } from '../../../src/rl/config';
+import { GRPO_DEFAULTS, pageDefaultText, TRL_DEFAULT_DIFFERENCES, trlDefaultNote } from '../../../src/rl/config';
 import { FIRST_VISIT } from '../../../src/share/presets';
 import { exportToTrl, rubricRewardSpec } from '../../../src/share/trlExport';
 import { ALL_OPTIONS, trlNote } from '../../../src/ui/lib/settingsCatalog';
@@ -33,14 +33,15 @@ describe('defaults that differ from TRL on purpose', () => {
 
   it('are the four the page chose', () => {
     expect(keys.sort()).toEqual(['generation_batch_size', 'max_completion_length', 'max_steps', 'save_steps']);
-    expect(trlDefaultNote('save_steps')).toBe(`TRL default: 500; here: ${GRPO_DEFAULTS.save_steps} because ${TRL_DEFAULT_DIFFERENCES.save_steps.why}`);
+    expect(GRPO_DEFAULTS.save_steps).toBeNull();
+    expect(trlDefaultNote('save_steps')).toBe(`TRL default: 500; here: auto because ${TRL_DEFAULT_DIFFERENCES.save_steps.why}`);
     expect(trlDefaultNote('num_generations')).toBeNull();
   });
 
   it('the settings tooltip says so for each, and only for them', () => {
     for (const key of keys) {
       const spec = ALL_OPTIONS.find((o) => o.key === key)!;
-      expect(trlNote(spec), key).toContain(`TRL default: ${TRL_DEFAULT_DIFFERENCES[key].trl}; here: ${String(GRPO_DEFAULTS[key])} because `);
+      expect(trlNote(spec), key).toContain(`TRL default: ${TRL_DEFAULT_DIFFERENCES[key].trl}; here: ${pageDefaultText(key)} because `);
     }
     expect(trlNote(ALL_OPTIONS.find((o) => o.key === 'num_generations')!)).toBe('TRL: num_generations · default 8');
   });
@@ -50,9 +51,12 @@ describe('defaults that differ from TRL on purpose', () => {
     const lines = files['train_grpo.py'].split('\n');
     for (const key of keys) {
       const line = lines.find((l) => l.trimStart().startsWith(`${key}=`));
-      expect(line, key).toContain(`# TRL default: ${TRL_DEFAULT_DIFFERENCES[key].trl}; the page's default: ${String(GRPO_DEFAULTS[key])} because`);
+      expect(line, key).toContain(`# TRL default: ${TRL_DEFAULT_DIFFERENCES[key].trl}; the page's default: ${pageDefaultText(key)} because`);
     }
     expect(lines.find((l) => l.trimStart().startsWith('save_steps='))).toMatch(/^\s*save_steps=20,\s+#/);
+    // auto (the default) exports the page's interval for large checkpoints; 0 exports no saving.
+    const auto = (await exportToTrl(experiment({}))).files['train_grpo.py'].split('\n');
+    expect(auto.find((l) => l.trimStart().startsWith('save_steps='))).toMatch(/^\s*save_steps=10,\s+# TRL default: 500; the page's default: auto because/);
   });
 });
 
