@@ -7,6 +7,7 @@
 // of a model picked from this computer (localFiles) and the Hub mirror of the page address
 // (hubEndpoint). While a Hub model downloads, `download` follows its progress; cancelDownload()
 // stops it.
+import { checkpointPlace, redoneSteps } from '../../rl/checkpointPolicy';
 import type { RolloutRecord, Stage, StepMetrics } from '../../rl/grpoStep';
 import type { OriginBoundKey } from '../../rubric/judges/remote';
 import { startTrainerWorker, type OpenResult, type TrainerClient, type UiEvent } from '../../worker/trainerClient';
@@ -73,6 +74,13 @@ export class TrainingSession {
   stageDelayMs = $state<number | null>(null);
   /** In slow motion: the step is held at a stage (until advance(), or for stageDelayMs). */
   held = $state(false);
+  /**
+   * A request the trainer has taken but not yet carried out: pause and stop wait for the step in
+   * progress, a single step runs one. The controls say so at once and reflect it.
+   */
+  pending = $state<'pause' | 'stop' | 'step' | null>(null);
+  /** What resuming from a checkpoint redoes ("Resuming from step K: steps K–N are trained again…"), said before it starts. */
+  resumeNote = $state<string | null>(null);
   lastCheckpoint = $state<number | null>(null);
   wakeLockHeld = $state(false);
   keepSteps = $state(DEFAULT_KEEP_STEPS);
@@ -85,6 +93,8 @@ export class TrainingSession {
 
   private client: TrainerClient | null = null;
   private loadedKey = $state<string | null>(null);
+  /** The last stored step a resume trains again (the note goes once it is replaced). */
+  private redoThrough: number | null = null;
   private readonly wakeLock = new ScreenWakeLock();
 
   constructor(private readonly options: SessionOptions = {}) {}
@@ -107,6 +117,7 @@ export class TrainingSession {
   /** One step (held at every stage in slow motion); opens a new run first when needed. */
   async singleStep(experiment: Record<string, unknown>, name?: string): Promise<void> {
     if (!(await this.prepare(experiment, name))) return;
+    this.pending = 'step';
     await this.client!.api.singleStep();
   }
 
@@ -133,6 +144,8 @@ export class TrainingSession {
     if (this.status === 'running') await this.pause();
     this.status = 'loading';
     this.reset();
+    // The stored steps show at once, and stay: a step trained again replaces its own record.
+    this.showStored(stored);
     try {
       const client = await this.ensureClient();
       this.loaded = await client.api.open({ runId, judgeApiKey: this.judgeApiKey(experiment), ...this.modelSource(experiment) });
@@ -143,11 +156,11 @@ export class TrainingSession {
       return;
     }
     const from = this.loaded.step;
-    this.metrics = stored.metrics.filter((m) => m.step < from);
-    for (const step of [...new Set(stored.rollouts.map((r) => r.step))].filter((s) => s < from).sort((a, b) => a - b)) {
-      this.history.add(step, stored.rollouts.filter((r) => r.step === step));
-    }
-    this.historyVersion++;
+    const redo = redoneSteps(from, stored.metrics.map((m) => m.step));
+    this.resumeNote = redo
+      ? `Resuming from step ${from}: ${redo.count === 1 ? `step ${redo.from} is` : `steps ${redo.from}–${redo.through} are`} trained again (the checkpoint was saved ${checkpointPlace(from)}); the chart keeps the stored ${redo.count === 1 ? 'value' : 'values'} until ${redo.count === 1 ? 'it is' : 'each is'} replaced.`
+      : `Resuming from step ${from}: the checkpoint holds every stored step, nothing is trained again.`;
+    this.redoThrough = redo ? redo.through : null;
     this.runId = runId;
     this.loadedKey = JSON.stringify(experiment);
     this.runExperiment = experiment;
@@ -183,12 +196,14 @@ export class TrainingSession {
   }
 
   async pause(): Promise<void> {
+    if (this.status === 'running' && this.pending !== 'stop') this.pending = 'pause';
     await this.client?.api.pause();
   }
 
   async stop(): Promise<void> {
     if (!this.client || this.loadedKey === null) return;
     this.held = false;
+    this.pending = 'stop';
     await this.client.api.stop();
     // A stopped run cannot go on: the next Train starts afresh.
     this.loadedKey = null;
@@ -309,6 +324,15 @@ export class TrainingSession {
     return this.client;
   }
 
+  /** Shows a stored run's metrics and rollouts (kept in order of steps). */
+  private showStored(stored: RunView): void {
+    this.metrics = [...stored.metrics].sort((a, b) => a.step - b.step);
+    for (const step of [...new Set(stored.rollouts.map((r) => r.step))].sort((a, b) => a - b)) {
+      this.history.add(step, stored.rollouts.filter((r) => r.step === step));
+    }
+    this.historyVersion++;
+  }
+
   /** Forgets the shown run (metrics, rollouts, stage, errors) before another is loaded or shown. */
   private reset(): void {
     this.error = null;
@@ -317,6 +341,8 @@ export class TrainingSession {
     this.live = [];
     this.stage = null;
     this.held = false;
+    this.pending = null;
+    this.resumeNote = null;
     this.lastCheckpoint = null;
     this.history.clear();
     this.historyVersion++;
@@ -343,7 +369,10 @@ export class TrainingSession {
           this.error = event.message ?? 'the run failed';
           this.warnings = this.warnings.filter((w) => w !== event.message);
         }
-        if (event.status !== 'running') this.held = false;
+        if (event.status !== 'running') {
+          this.held = false;
+          this.pending = null;
+        }
         void this.wakeLock.set(event.status === 'running').then(() => (this.wakeLockHeld = this.wakeLock.held));
         break;
       case 'stage':
@@ -353,7 +382,12 @@ export class TrainingSession {
         break;
       case 'step':
         // A step replayed after resuming from an older checkpoint replaces its first record.
-        this.metrics = [...this.metrics.filter((m) => m.step !== event.metrics.step), event.metrics];
+        // Kept in step order: a redone step sits before the stored ones that follow it.
+        this.metrics = [...this.metrics.filter((m) => m.step !== event.metrics.step), event.metrics].sort((a, b) => a.step - b.step);
+        if (this.redoThrough !== null && event.metrics.step >= this.redoThrough) {
+          this.resumeNote = null;
+          this.redoThrough = null;
+        }
         this.history.add(event.metrics.step, event.rollouts);
         this.historyVersion++;
         this.live = [];
