@@ -455,6 +455,8 @@ export async function exportToTrl(experiment: unknown, options: TrlExportOptions
   const { experiment: e, rubric, heldOutRubric, config } = parseExperiment(experiment);
   const spec = await rubricRewardSpec(experiment, options);
   const notes: string[] = [];
+  // The bias sandbox is a teaching device for reproducing reward hacking: the export trains on the clean rubric.
+  if (e.judge_bias) notes.push(`judge_bias (the page's bias sandbox, ${e.judge_bias.kind} ×${e.judge_bias.strength}) is not exported: the exported reward is the unbiased rubric`);
   const files: Record<string, string> = {};
   files['train_grpo.py'] = trainScript(options.modelId ?? e.model, config, heldOutRubric !== null, notes);
   files['prompts.jsonl'] = e.prompts.map((p) => JSON.stringify({ prompt: options.conversational ? [{ role: 'user', content: p }] : p })).join('\n') + '\n';

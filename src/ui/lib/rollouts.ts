@@ -17,6 +17,8 @@ export interface Chip {
   verdict: Verdict;
   score: number | null;
   reason: string;
+  /** The bias sandbox (judge_bias) changed this verdict: shown on the chip, never hidden. */
+  biased?: boolean;
 }
 
 /** One chip per criterion: pass / fail against the threshold (pitfalls pass when not met). */
@@ -28,7 +30,8 @@ export function chipsOf(rollout: RolloutRecord, criteria: readonly CriterionInfo
     if (r.status !== 'ok') return { id: c.id, text: c.text, verdict: 'unscored', score: null, reason: `${r.status}: ${r.reason}` };
     const met = r.score >= threshold;
     const verdict: Verdict = c.weight === 0 ? 'tracked' : (c.weight > 0) === met ? 'pass' : 'fail';
-    return { id: c.id, text: c.text, verdict, score: r.score, reason: r.reason };
+    const biased = (r as { biased?: unknown }).biased === true;
+    return { id: c.id, text: c.text, verdict, score: r.score, reason: r.reason, ...(biased ? { biased } : {}) };
   });
 }
 

@@ -36,6 +36,8 @@ export interface ChartData {
   note?: string;
   /** Shown (and said) instead of "no data yet" when steps exist but no line has a value. */
   empty?: string;
+  /** A vertical line at step x, named in the chart's text alternative (e.g. the hacking onset). */
+  marker?: { x: number; label: string };
 }
 
 // Okabe–Ito hues (colour-blind safe), darkened where needed so every line has at least 3:1

@@ -9,6 +9,7 @@ import { decodeShareLink, encodeShareLink } from '../../../src/share/link';
 import { FIRST_VISIT } from '../../../src/share/presets';
 import { readRunFile, runFileJson } from '../../../src/share/runFile';
 import type { RolloutRecord } from '../../../src/rl/grpoStep';
+import { exportToTrl } from '../../../src/share/trlExport';
 
 const base = {
   model: 'embedded/tiny-gpt2-byte',
@@ -74,5 +75,13 @@ describe('experiment judge_bias', () => {
     // biased is only ever true: anything else is refused.
     const bad = { ...rollout, results: [{ ...rollout.results[0], biased: 'yes' }] } as unknown as RolloutRecord;
     await expect(readRunFile(await runFileJson({ name: 'b', exported_at: '2025-01-02T03:04:05.000Z', experiment, metrics: [], rollouts: [bad] }))).rejects.toThrow(/the run file is invalid:\nrollouts\[0\]/);
+  });
+
+  it('the TRL export says it does not export the bias', async () => {
+    const experiment = { ...structuredClone(FIRST_VISIT.experiment), judge_bias: { kind: 'tone' as const, strength: 0.3 } };
+    const { notes, files } = await exportToTrl(experiment);
+    expect(notes).toContain("judge_bias (the page's bias sandbox, tone ×0.3) is not exported: the exported reward is the unbiased rubric");
+    expect(files['README.md']).toContain('judge_bias');
+    expect((await exportToTrl(FIRST_VISIT.experiment)).notes.join('\n')).not.toMatch(/judge_bias/);
   });
 });
