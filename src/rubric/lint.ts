@@ -40,19 +40,37 @@ const quoteText = (s: string) => `"${s.length > 60 ? `${s.slice(0, 57)}...` : s}
 
 // ---- compound criteria ----
 
-/** Words that start a clause in a criterion (a verb-like opener), so "X and Y" joins two checks. */
 const CONJUNCTION = /\s*(?:,?\s+\b(?:and|or|and\/or|as well as)\b\s+|;\s*)/i;
+
+/** Base-form and auxiliary verbs a second check may start with ("... and explain why", "... and does it cite"). */
+const CLAUSE_VERBS = new Set([
+  'is', 'are', 'was', 'does', 'do', 'did', 'has', 'have', 'can', 'will', 'should', 'must', 'it', 'they',
+  'give', 'use', 'avoid', 'include', 'explain', 'mention', 'cite', 'list', 'name', 'state', 'keep', 'stay', 'end', 'start',
+  'answer', 'ask', 'provide', 'offer', 'describe', 'define', 'show', 'say', 'write', 'follow', 'refer', 'quote', 'suggest', 'stays', 'be',
+]);
+/** Words that continue a noun phrase rather than start a check ("one or two sentences", "at least ... and the"). */
+const PHRASE_WORDS = /^(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a|an|the|more|less|fewer|its|their|his|her|other|this|these|those)$/i;
+
+/** Whether a part could start a check of its own: its first word looks like a verb (3rd person -s, or a listed verb). */
+function startsClause(part: string): boolean {
+  const first = part.split(/\s+/)[0].replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '').toLowerCase();
+  if (!first || PHRASE_WORDS.test(first)) return false;
+  return CLAUSE_VERBS.has(first) || (/[^s]s$/.test(first) && first.length > 3);
+}
 
 /**
  * The parts of a compound text: split at "and" / "or" / ";" where every part has at least two
- * words (so "mentions salt and pepper" — one check with a two-item object — is not split, while
- * "is concise and cites a source" is). Returns [] when the text is not compound.
+ * words and every part after the first starts like a check of its own (a verb). So "mentions
+ * salt and pepper" and "says one or two sentences" are one check each, while "is concise and
+ * cites a source" is two. A heuristic: "lists causes and effects of war" would be split too.
+ * Returns [] when the text is not compound.
  */
 export function compoundParts(text: string): string[] {
   const body = text.trim().replace(/[.?!]+$/, '');
   const parts = body.split(CONJUNCTION).map((p) => p.trim());
   if (parts.length < 2) return [];
   if (parts.some((p) => p.split(/\s+/).filter(Boolean).length < 2)) return [];
+  if (!parts.slice(1).every(startsClause)) return [];
   return parts;
 }
 
@@ -269,14 +287,15 @@ export function lintRubric(rubric: Rubric): LintFinding[] {
       }
     }
 
-    if (c.weight > 0 && positive.length >= 2 && c.weight > earn - c.weight) {
+    // Dominant: more than two thirds of the positive weight (w_k > 2 × the other positive weights).
+    if (c.weight > 0 && positive.length >= 2 && c.weight > 2 * (earn - c.weight)) {
       const others = earn - c.weight;
       findings.push({
         code: 'dominant_weight',
         criterion: n,
-        message: `Its weight ${c.weight} outweighs all other positive criteria together (${others}): it alone decides whether a response scores above one half.`,
-        suggestion: `Lower it to at most ${others}, or raise the others.`,
-        fix: { label: `Set weight to ${others}`, replacement: [{ ...c, weight: others }] },
+        message: `Its weight ${c.weight} is more than twice all other positive criteria together (${others}): meeting it alone earns over two thirds of the reward, meeting everything else under one third.`,
+        suggestion: `Lower it to at most ${2 * others}, or raise the others.`,
+        fix: { label: `Set weight to ${2 * others}`, replacement: [{ ...c, weight: 2 * others }] },
       });
     }
 

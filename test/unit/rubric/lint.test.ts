@@ -33,8 +33,10 @@ describe('compound criteria', () => {
     const [f] = codes(rubric(r('a', 'Mentions Paris and gives the population', { kind: 'contains', terms: ['Paris'] })), 'compound');
     expect(f.fix).toBeUndefined();
   });
-  it('does not flag a single check with a two-item object ("salt and pepper")', () => {
+  it('does not flag a single check with a two-item object ("salt and pepper", "one or two sentences")', () => {
     expect(compoundParts('Mentions salt and pepper')).toEqual([]);
+    expect(compoundParts('Says one or two sentences')).toEqual([]);
+    expect(compoundParts('Names the cat and the dog')).toEqual([]);
     expect(codes(rubric(q('a', 'Mentions salt and pepper'), q('b', 'Names the capital')), 'compound')).toEqual([]);
   });
 });
@@ -87,13 +89,14 @@ describe('weights', () => {
     const rb = rubric(q('a', 'Names the capital', 3), r('b', 'Uses jargon', { kind: 'contains', terms: ['synergy'] }, -1), r('c', 'Shouts', { kind: 'all_caps' }, -1));
     expect(codes(rb, 'all_penalty')).toEqual([]);
   });
-  it('flags a weight above all other positive weights together, with a fix to their sum', () => {
-    const [f] = codes(rubric(q('a', 'Names the capital', 5), q('b', 'Gives the population', 2), q('c', 'Gives the area', 1)), 'dominant_weight');
+  it('flags a weight above twice all other positive weights together (over 2/3 of the total), with a fix to twice their sum', () => {
+    const [f] = codes(rubric(q('a', 'Names the capital', 7), q('b', 'Gives the population', 2), q('c', 'Gives the area', 1)), 'dominant_weight');
     expect(f.criterion).toBe(1);
-    expect(f.fix?.replacement[0].weight).toBe(3);
+    expect(f.fix?.replacement[0].weight).toBe(6);
   });
-  it('does not flag a weight equal to the others together, or a single criterion', () => {
-    expect(codes(rubric(q('a', 'Names the capital', 3), q('b', 'Gives the population', 2), q('c', 'Gives the area', 1)), 'dominant_weight')).toEqual([]);
+  it('does not flag a weight exactly twice the others, a 2:1 pair, or a single criterion', () => {
+    expect(codes(rubric(q('a', 'Names the capital', 6), q('b', 'Gives the population', 2), q('c', 'Gives the area', 1)), 'dominant_weight')).toEqual([]);
+    expect(codes(rubric(q('a', 'Names the capital', 2), q('b', 'Gives the population', 1)), 'dominant_weight')).toEqual([]);
     expect(codes(rubric(q('a', 'Names the capital', 3)), 'dominant_weight')).toEqual([]);
   });
 });
