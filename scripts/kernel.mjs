@@ -4,11 +4,11 @@
 //
 //   echo '{"logits":[[0,1,2]],"tokens":[2]}' | node scripts/kernel.mjs logprobs
 //
-// NAME is logprobs, group_advantage or policy_loss; the fields are listed in README.md.
+// NAME is logprobs, group_advantage, policy_loss or distill; the fields are listed in README.md.
 // Invalid input: one line on stderr naming the field, exit status 2. Other failures: exit 1.
 import { openHarness } from './lib/browser.mjs';
 
-const KERNELS = ['logprobs', 'group_advantage', 'policy_loss'];
+const KERNELS = ['logprobs', 'group_advantage', 'policy_loss', 'distill'];
 
 function fail(message, code) {
   process.stderr.write(`kernel: ${message.split('\n')[0]}\n`);

@@ -63,7 +63,8 @@ interface RowTerms {
 }
 
 function logSumExp(values: number[]): number {
-  const max = Math.max(...values.filter((v) => v !== -Infinity), -Infinity);
+  let max = -Infinity; // a loop: spreading 151,936 values overflows the call stack
+  for (const v of values) if (v > max) max = v;
   if (max === -Infinity) return NaN; // nothing unmasked: undefined
   let s = 0;
   for (const v of values) if (v !== -Infinity) s += Math.exp(v - max);

@@ -3,11 +3,13 @@ import type { GpuRuntime } from '../gpu/runtime';
 import { logprobsRequest } from './logprobs.request';
 import { groupAdvantageRequest } from './groupAdvantage.request';
 import { policyLossRequest } from './policyLoss.request';
+import { distillRequest } from './distill.request';
 
 const KERNELS = {
   logprobs: logprobsRequest,
   group_advantage: groupAdvantageRequest,
   policy_loss: policyLossRequest,
+  distill: distillRequest,
 } as const;
 
 export type KernelName = keyof typeof KERNELS;
