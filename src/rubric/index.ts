@@ -61,3 +61,7 @@ export {
   matchChoice,
 } from './judges/remote';
 export { judgeMessages, judgePromptText, compactJudgePromptText } from './judges/modelJudgePrompt';
+export { lintRubric, compoundParts, similarity, invertedRule, LINT_CODES, type LintFinding, type LintFix, type LintCode } from './lint';
+export { checkLeakage, type LeakageOptions, type LeakageRow } from './leakage';
+export { measureRubric, pearson, correlationAwareWeights, REDUNDANT_CORRELATION, type RubricMeasure, type CriterionMeasure, type CriterionFlag, type MeasuredRollout } from './measure';
+export { fitIrt, irtVerdicts, irtAbility, itemInformation, informativeCriteria, type IrtFit, type IrtItem, type Verdict } from './irt';

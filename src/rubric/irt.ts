@@ -229,3 +229,17 @@ export function itemInformation(item: IrtItem, theta: number): number {
   const p = sigmoid(item.a * (theta - item.b));
   return item.a * item.a * p * (1 - p);
 }
+
+/**
+ * Fisher-information criterion selection (RRT's adaptive judging): the `budget` fitted criteria
+ * most informative at ability θ, most informative first (ties: rubric order). Judging only these
+ * for a rollout whose θ is about known spends the judge where a verdict moves θ most.
+ */
+export function informativeCriteria(items: readonly (IrtItem | null)[], theta: number, budget: number): number[] {
+  if (!Number.isInteger(budget) || budget < 0) throw new RangeError(`budget must be an integer >= 0, got ${budget}`);
+  return items
+    .flatMap((it, j) => (it ? [{ j, info: itemInformation(it, theta) }] : []))
+    .sort((x, y) => y.info - x.info || x.j - y.j)
+    .slice(0, budget)
+    .map((x) => x.j);
+}

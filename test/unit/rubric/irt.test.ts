@@ -2,7 +2,7 @@
 // on finite differences), recovery of known parameters from synthetic verdicts, abilities
 // against a fine-grid integral, and the small helpers. Float64 throughout.
 import { describe, expect, it } from 'vitest';
-import { fitIrt, irtAbility, irtGrid, irtObjective, irtVerdicts, itemInformation, type Verdict } from '../../../src/rubric/irt';
+import { fitIrt, informativeCriteria, irtAbility, irtGrid, irtObjective, irtVerdicts, itemInformation, type Verdict } from '../../../src/rubric/irt';
 import { weighted } from './fixtures';
 
 /** mulberry32: a small seeded generator, so the synthetic data is the same on every run. */
@@ -195,6 +195,15 @@ describe('helpers and bad input', () => {
     expect(fit.items[0]).toBeNull();
     expect(fit.items[1]).not.toBeNull();
     expect(() => fitIrt([[1], [1]])).toThrow('nothing to fit');
+  });
+  it('selects the criteria most informative at θ, skipping left-out ones', () => {
+    const items = [{ a: 1, b: 0 }, null, { a: 2, b: 3 }, { a: 1.5, b: 0.2 }];
+    // At θ = 0: 1·¼ = 0.25; 4·σ(−6)(1 − σ(−6)) ≈ 0.0099; 2.25·p(1 − p) with p = σ(−0.3) ≈ 0.5525.
+    expect(informativeCriteria(items, 0, 2)).toEqual([3, 0]);
+    // At θ = 3 the hard, sharp criterion is worth most.
+    expect(informativeCriteria(items, 3, 1)).toEqual([2]);
+    expect(informativeCriteria(items, 0, 10)).toEqual([3, 0, 2]);
+    expect(() => informativeCriteria(items, 0, -1)).toThrow('budget');
   });
   it('Fisher information a² p (1 − p)', () => {
     expect(itemInformation({ a: 2, b: 0 }, 0)).toBeCloseTo(1, 12);
