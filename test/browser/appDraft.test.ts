@@ -1,0 +1,88 @@
+// Nothing a visitor did is lost (issue 14): the builder's draft survives a reload, "Reset to
+// preset" asks before it replaces the edits, and Pause is acknowledged at once while a step runs.
+// On the tiny byte-level fixture model with tiny settings.
+import type { Dialog, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { OpenedPage } from '../../scripts/lib/browser.mjs';
+import { FIRST_VISIT } from '../../src/share/presets';
+import { changedKeys } from '../../src/ui/lib/settingsChanged';
+import { openApp, setSettingOn } from '../helpers/appPage';
+
+let opened: OpenedPage;
+let page: Page;
+/** confirm() messages, answered by `answer` (OK unless a test says otherwise). */
+const dialogs: string[] = [];
+let answer = true;
+
+beforeAll(async () => {
+  ({ opened, page } = await openApp('/'));
+  page.on('dialog', (d: Dialog) => {
+    dialogs.push(d.message());
+    void (answer ? d.accept() : d.dismiss());
+  });
+});
+afterAll(async () => {
+  await opened?.close();
+});
+
+const prompts = () => page.getByTestId('prompts');
+const status = () => page.getByTestId('run-status');
+const FIXTURE = '/test/fixtures/tiny-byte-gpt2/';
+
+describe('the builder draft', () => {
+  it('counts only settings that differ from the defaults', async () => {
+    const expected = changedKeys(FIRST_VISIT.experiment.config as Record<string, unknown>).length;
+    expect(await page.getByTestId('settings-changed').textContent()).toBe(`(${expected} changed from the defaults)`);
+  });
+
+  it('survives a reload, and Reset to preset asks before it restores the preset', async () => {
+    await prompts().fill('Say hello.\nSay goodbye.');
+    await page.getByTestId('model-input').fill(FIXTURE);
+    await page.getByTestId('model-input').press('Tab');
+    // Written a moment after the edit (and at once on unload): wait for it, not for a time.
+    await page.waitForFunction(() => Object.keys(localStorage).some((k) => k.startsWith('rubric-playground.draft:') && localStorage.getItem(k)!.includes('Say goodbye.')));
+    await page.reload();
+    await page.getByTestId('train').waitFor({ timeout: 60_000 });
+    expect(await prompts().inputValue()).toBe('Say hello.\nSay goodbye.');
+    expect(await page.getByTestId('model-input').inputValue()).toBe(FIXTURE);
+
+    answer = false;
+    await page.getByTestId('reset-preset').click();
+    expect(dialogs.length).toBe(1);
+    expect(dialogs[0]).toContain(`"${FIRST_VISIT.title}"`);
+    expect(await prompts().inputValue()).toBe('Say hello.\nSay goodbye.');
+
+    answer = true;
+    await page.getByTestId('reset-preset').click();
+    expect(dialogs.length).toBe(2);
+    await expect.poll(() => prompts().inputValue()).toBe(FIRST_VISIT.experiment.prompts.join('\n'));
+    // An unedited preset replaces nothing: no question.
+    await page.getByTestId('reset-preset').click();
+    expect(dialogs.length).toBe(2);
+  });
+
+  it('acknowledges Pause at once while a step runs', async () => {
+    await page.getByTestId('model-input').fill(FIXTURE);
+    for (const [key, value] of [['num_generations', '2'], ['generation_batch_size', '2'], ['max_completion_length', '3'], ['max_steps', '100']]) {
+      await setSettingOn(page, key, value);
+    }
+    await page.getByTestId('train').click();
+    await status().filter({ hasText: 'Training…' }).waitFor({ timeout: 120_000 });
+    // Click and read back before any message from the worker can be handled (only microtasks in between).
+    const seen = await page.evaluate(async () => {
+      const button = document.querySelector<HTMLButtonElement>('[data-testid=train]')!;
+      const before = document.querySelector('[data-testid=run-status]')!.textContent;
+      button.click();
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      return { before, after: document.querySelector('[data-testid=run-status]')!.textContent, label: button.textContent!.trim(), disabled: button.disabled };
+    });
+    expect(seen.before).toBe('Training…');
+    expect(seen.after).toMatch(/^Pausing after this step/);
+    expect(seen).toMatchObject({ label: 'Pausing…', disabled: true });
+    await status().filter({ hasText: /^Paused after step \d+\.$/ }).waitFor({ timeout: 120_000 });
+    expect(await page.getByTestId('train').textContent()).toMatch(/Resume/);
+    // The checkpoint rule says what it does: the fixture's checkpoint is small, so every step.
+    expect(await page.getByTestId('checkpoint-policy').textContent()).toMatch(/^Checkpoint: every step and on pause \([\d.]+ (kB|MB) each; auto: at most 16 MB\)\.$/);
+    expect(opened.pageErrors).toEqual([]);
+  });
+});
