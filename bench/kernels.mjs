@@ -1,8 +1,9 @@
 #!/usr/bin/env node
-// Benchmark of the log-prob kernel (forward + backward) against its plain-JS twin, same page
-// and adapter. Prints a table and writes bench/results/kernels.json. Never asserts a time.
+// Benchmark of the log-prob and distillation kernels (forward + backward) against their plain-JS
+// twins, same page and adapter. Prints a table and writes bench/results/kernels.json. Never asserts a time.
 //
 //   node bench/kernels.mjs [--tokens 2048] [--vocab 50257,151936] [--twin-tokens 32] [--repeats 3]
+//                          [--distill-beta 0.5] [--distill-top-k K]
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -14,6 +15,8 @@ const { values } = parseArgs({
     vocab: { type: 'string', default: '50257,151936' },
     'twin-tokens': { type: 'string', default: '32' },
     repeats: { type: 'string', default: '3' },
+    'distill-beta': { type: 'string', default: '0.5' },
+    'distill-top-k': { type: 'string' },
     out: { type: 'string', default: join(repoRoot, 'bench', 'results', 'kernels.json') },
   },
 });
@@ -21,6 +24,16 @@ const tokens = Number(values.tokens);
 const vocabs = values.vocab.split(',').map(Number);
 const twinTokens = Number(values['twin-tokens']);
 const repeats = Number(values.repeats);
+const distillBeta = Number(values['distill-beta']);
+const distillTopK = values['distill-top-k'] === undefined ? null : Number(values['distill-top-k']);
+if (!(distillBeta >= 0 && distillBeta <= 1)) {
+  console.error('bench: --distill-beta must be between 0 and 1');
+  process.exit(2);
+}
+if (distillTopK !== null && (!Number.isInteger(distillTopK) || distillTopK < 1)) {
+  console.error('bench: --distill-top-k must be a positive integer');
+  process.exit(2);
+}
 for (const [name, v] of [['--tokens', tokens], ['--twin-tokens', twinTokens], ['--repeats', repeats], ...vocabs.map((v) => ['--vocab', v])]) {
   if (!Number.isInteger(v) || v < 1) {
     console.error(`bench: ${name} must be a positive integer`);
@@ -43,10 +56,23 @@ try {
         `JS twin ${r.twin.tokensPerSecond.toFixed(1)} tok/s (${r.twin.tokens} rows) | ratio ${r.ratio.toFixed(1)}x`,
     );
   }
+  const distill = [];
+  for (const vocab of vocabs) {
+    const cfg = { vocab, tokens, twinTokens, repeats, beta: distillBeta, topK: distillTopK };
+    const r = await opened.page.evaluate((c) => window.bench.distill(c), cfg);
+    distill.push(r);
+    const kind = `beta ${distillBeta}${distillTopK === null ? '' : `, top-${distillTopK}`}`;
+    console.log(
+      `distill  fwd+bwd  V=${String(vocab).padStart(6)}  T=${tokens}: ` +
+        `WGSL ${r.wgsl.tokensPerSecond.toFixed(0)} tok/s (${kind}, best of ${repeats}, ${r.wgsl.submitsPerRun} submit, ` +
+        `${r.rowsPerChunk} rows/chunk) | JS twin ${r.twin.tokensPerSecond.toFixed(1)} tok/s (${r.twin.tokens} rows) | ` +
+        `ratio ${r.ratio.toFixed(1)}x`,
+    );
+  }
   const adapter = results[0]?.adapter;
   console.log(`adapter: ${adapter.vendor} ${adapter.architecture}${adapter.isFallback ? ' (software)' : ''}`);
   mkdirSync(join(values.out, '..'), { recursive: true });
-  writeFileSync(values.out, JSON.stringify({ date: new Date().toISOString(), benchmark: 'logprobs', results }, null, 2));
+  writeFileSync(values.out, JSON.stringify({ date: new Date().toISOString(), benchmark: 'logprobs', results, distill }, null, 2));
   console.log(`wrote ${values.out}`);
 } finally {
   await opened.close();

@@ -1,6 +1,8 @@
-// In-page side of bench/kernels.mjs: times the WGSL log-prob kernel (forward + backward) and
-// its plain-JS float64 twin on the same page, so the ratio compares like with like.
+// In-page side of bench/kernels.mjs: times the WGSL log-prob and distillation kernels (forward +
+// backward) and their plain-JS float64 twins on the same page, so the ratio compares like with like.
 import { GpuRuntime } from '../src/gpu/runtime';
+import { recordDistillBackward, recordDistillForward } from '../src/ops/distill';
+import { distillBackwardRef, distillForwardRef } from '../src/ops/distill.reference';
 import { recordLogprobsBackward, recordLogprobsForward } from '../src/ops/logprobs';
 import { logprobsBackwardRef, logprobsForwardRef } from '../src/ops/logprobs.reference';
 
@@ -98,16 +100,98 @@ async function benchLogprobs(rt: GpuRuntime, cfg: LogprobsBenchConfig): Promise<
   };
 }
 
+export interface DistillBenchConfig extends LogprobsBenchConfig {
+  beta: number;
+  topK: number | null;
+}
+
+/** Student and teacher logits per chunk, forward + backward of the divergence, one submission. */
+async function benchDistill(rt: GpuRuntime, cfg: DistillBenchConfig): Promise<LogprobsBenchResult & { beta: number; topK: number | null }> {
+  const { vocab, tokens, beta, topK } = cfg;
+  // Two [rows, vocab] inputs plus the gradient: a third of the log-prob bench's budget per buffer.
+  const budget = Math.min(rt.device.limits.maxStorageBufferBindingSize, 128 * 1024 * 1024);
+  const rowsPerChunk = Math.max(1, Math.min(tokens, Math.floor(budget / (vocab * 4))));
+  const chunks = Math.ceil(tokens / rowsPerChunk);
+  const inputs = {
+    student: rt.upload(randomLogits(rowsPerChunk * vocab, 1), 'bench.student'),
+    teacher: rt.upload(randomLogits(rowsPerChunk * vocab, 3), 'bench.teacher'),
+    excluded: rt.upload(new Uint32Array(vocab), 'bench.excluded'),
+    tokenWeight: rt.upload(new Float32Array(rowsPerChunk).fill(1), 'bench.token_weight'),
+  };
+  const gradLoss = rt.upload(new Float32Array(rowsPerChunk).fill(1), 'bench.grad_loss');
+  const shape = { vocab, temperature: 1, beta, topK };
+
+  const runOnce = async () => {
+    const before = { ...rt.counters };
+    const rec = rt.recorder('bench.distill');
+    const produced: GPUBuffer[] = [];
+    let lastGrad: GPUBuffer | null = null;
+    for (let c = 0; c < chunks; c++) {
+      const rows = Math.min(rowsPerChunk, tokens - c * rowsPerChunk);
+      const fwd = recordDistillForward(rt, rec, inputs, { ...shape, rows });
+      lastGrad = recordDistillBackward(rt, rec, fwd, gradLoss);
+      produced.push(fwd.loss, fwd.rowStats, fwd.rowSelect, lastGrad);
+    }
+    const probe = rec.readF32(lastGrad!, 1);
+    const t0 = performance.now();
+    await rec.submit();
+    await probe;
+    const seconds = (performance.now() - t0) / 1000;
+    rt.release(...produced);
+    return { seconds, submits: rt.counters.submits - before.submits, readbacks: rt.counters.readbacks - before.readbacks };
+  };
+
+  await runOnce(); // warm-up
+  const seconds: number[] = [];
+  let last = { submits: 0, readbacks: 0 };
+  for (let r = 0; r < cfg.repeats; r++) {
+    const run = await runOnce();
+    seconds.push(run.seconds);
+    last = run;
+  }
+  rt.release(...Object.values(inputs), gradLoss);
+  const best = Math.min(...seconds);
+
+  const twinRows = Math.min(cfg.twinTokens, tokens);
+  const problem = {
+    ...shape,
+    rows: twinRows,
+    student: randomLogits(twinRows * vocab, 1),
+    teacher: randomLogits(twinRows * vocab, 3),
+  };
+  const t0 = performance.now();
+  distillForwardRef(problem);
+  distillBackwardRef(problem, new Float64Array(twinRows).fill(1));
+  const twinSeconds = (performance.now() - t0) / 1000;
+
+  const wgslRate = tokens / best;
+  const twinRate = twinRows / twinSeconds;
+  return {
+    vocab,
+    tokens,
+    beta,
+    topK,
+    rowsPerChunk,
+    wgsl: { seconds, tokensPerSecond: wgslRate, submitsPerRun: last.submits, readbacksPerRun: last.readbacks },
+    twin: { tokens: twinRows, seconds: twinSeconds, tokensPerSecond: twinRate },
+    ratio: wgslRate / twinRate,
+    adapter: rt.info,
+  };
+}
+
 declare global {
   interface Window {
-    bench: { logprobs(cfg: LogprobsBenchConfig): Promise<LogprobsBenchResult> };
+    bench: {
+      logprobs(cfg: LogprobsBenchConfig): Promise<LogprobsBenchResult>;
+      distill(cfg: DistillBenchConfig): Promise<LogprobsBenchResult & { beta: number; topK: number | null }>;
+    };
     benchReady: Promise<string | null>;
   }
 }
 
 window.benchReady = GpuRuntime.create().then(
   (rt) => {
-    window.bench = { logprobs: (cfg) => benchLogprobs(rt, cfg) };
+    window.bench = { logprobs: (cfg) => benchLogprobs(rt, cfg), distill: (cfg) => benchDistill(rt, cfg) };
     return null;
   },
   (err: Error) => err.message,
