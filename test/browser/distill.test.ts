@@ -120,8 +120,8 @@ describe('distill kernel (WGSL) vs float64 twin', () => {
     });
   }
 
-  it('Qwen-sized vocabulary V=151936, JSD over 2 rows and top-256 reverse KL over 1', async () => {
-    await compare({ seed: 12, rows: 2, vocab: 151936, beta: 0.3, temperature: 1.2, teacherMasked: 0.01 });
+  it('Qwen-sized vocabulary V=151936, JSD and top-256 reverse KL (one row each: SwiftShader runs a row on one core)', async () => {
+    await compare({ seed: 12, rows: 1, vocab: 151936, beta: 0.3, temperature: 1.2, teacherMasked: 0.01 });
     await compare({ seed: 13, rows: 1, vocab: 151936, beta: 1, temperature: 1, topK: 256, teacherStep: 0.25, special: [151643, 151645] });
   });
 
