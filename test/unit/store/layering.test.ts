@@ -1,5 +1,5 @@
 // src/store sits above rubric/rl/model and below the workers and UI: it may use idb and its own
-// modules, import pure helpers from src/rubric and the pure judge-choice schema from src/rl, and
+// modules, import pure helpers from src/rubric and the pure judge-choice and judge-bias schemas from src/rl, and
 // otherwise only types from src/rl and src/model —
 // never src/gpu or src/ops (it must run in any worker or page without a GPU).
 import { readdirSync, readFileSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 const dir = join(__dirname, '../../../src/store');
 const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
-const VALUE_IMPORTS = /^(?:idb|\.\/[\w.]+|\.\.\/rubric\/(?:version|aggregate)|\.\.\/rl\/judgeChoice)$/;
+const VALUE_IMPORTS = /^(?:idb|\.\/[\w.]+|\.\.\/rubric\/(?:version|aggregate)|\.\.\/rl\/(?:judgeChoice|judgeBias))$/;
 const TYPE_ONLY = /^(?:\.\.\/rl\/(?:grpoStep|config)|\.\.\/rubric|\.\.\/model\/checkpoint)$/;
 
 describe('src/store layering', () => {
