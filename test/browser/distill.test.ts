@@ -125,6 +125,23 @@ describe('distill kernel (WGSL) vs float64 twin', () => {
     await compare({ seed: 13, rows: 1, vocab: 151936, beta: 1, temperature: 1, topK: 256, teacherStep: 0.25, special: [151643, 151645] });
   });
 
+  it('logits offset by +-1e4 give the divergence of the un-offset logits (softmax is shift-invariant)', async () => {
+    const vocab = 64;
+    const rand = rng(14);
+    const s = f32(normal(rand, vocab, 2));
+    const t = f32(normal(rand, vocab, 2));
+    const run = (student: number[], teacher: number[], beta: number) =>
+      harness.run('distill', { student_logits: [student], teacher_logits: [teacher], beta, top_k: 16, grad_loss: [1] });
+    for (const beta of [0, 1, 0.3]) {
+      const far = await run(f32(s.map((x) => x + 1e4)), f32(t.map((x) => x - 1e4)), beta);
+      const near = await run(s, t, beta);
+      // One f32 ulp of 1e4 is ~1e-3: the offset logits are the un-offset ones to within that.
+      expectClose(far.loss, near.loss, { atol: 5e-3, rtol: 1e-2 }, `beta ${beta} loss`);
+      expectClose(far.grad_student_logits[0], near.grad_student_logits[0], { atol: 1e-3, rtol: 1e-2 }, `beta ${beta} grad`);
+      expect(near.loss[0]).toBeGreaterThan(0.01);
+    }
+  });
+
   it('one-sided -inf: +inf where the other side has mass, NaN for NaN/+inf logits, 0 for masked tokens', async () => {
     const vocab = 5;
     const rows = [
