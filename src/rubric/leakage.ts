@@ -1,12 +1,15 @@
 // Criterion leakage (PaperGym, seed 000 #49): a criterion that the prompt alone satisfies can be
 // earned by paraphrasing the question. The probe: for each prompt, the "response" is the prompt
 // itself (an answer that only restates the question, with nothing of its own). Every positive
-// criterion is judged on it — rules here, judge questions by the given judge — and a criterion
-// met (score >= threshold) on at least `minShare` of the prompts is reported as leaking.
+// content criterion is judged on it — judge questions by the given judge, and the rules that look
+// for content (contains, regex expecting a match) here — and one met (score >= threshold) on at
+// least `minShare` of the prompts is reported as leaking. Format rules (length, count, starts or
+// ends with, capitals, JSON, not_contains) are not probed: any short text meets them, which says
+// nothing about the question giving the answer away.
 import { DEFAULT_PASS_THRESHOLD } from './aggregate';
 import { judgeRollouts, type Judge } from './judge';
 import type { LintFinding } from './lint';
-import type { Rubric } from './schema';
+import { isRuleCriterion, type Criterion, type Rubric } from './schema';
 
 export interface LeakageOptions {
   /** Scores judge_question criteria; without one only rule criteria are probed. */
@@ -26,7 +29,13 @@ export interface LeakageRow {
   judged: number;
 }
 
-/** Per positive criterion, how many prompt echoes meet it; and the findings for the leaking ones. */
+/** A criterion about what the response says (not its format). */
+function isContent(c: Criterion): boolean {
+  if (!isRuleCriterion(c)) return true;
+  return c.rule.kind === 'contains' || (c.rule.kind === 'regex' && c.rule.expect === 'match');
+}
+
+/** Per positive content criterion, how many prompt echoes meet it; and the findings for the leaking ones. */
 export async function checkLeakage(
   rubric: Rubric,
   rubricVersion: string,
@@ -36,7 +45,7 @@ export async function checkLeakage(
   const threshold = options.threshold ?? DEFAULT_PASS_THRESHOLD;
   const minShare = options.minShare ?? 0.5;
   if (!(minShare > 0 && minShare <= 1)) throw new RangeError(`minShare must be in (0, 1], got ${minShare}`);
-  const keep = rubric.criteria.map((c) => c.weight > 0);
+  const keep = rubric.criteria.map((c) => c.weight > 0 && isContent(c));
   const results = await judgeRollouts(
     rubric,
     rubricVersion,

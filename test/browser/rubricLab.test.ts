@@ -38,13 +38,20 @@ describe('rubric lab', () => {
     await criterionText(0).fill('Uses at most 20 words');
     await finding('rule_text_mismatch').waitFor({ state: 'detached', timeout: 30_000 });
 
-    // A near duplicate, removed by its fix.
+    // Leakage: prompts that already say "you" meet the "Speaks to the reader" rule when merely repeated.
+    expect(await finding('leakage').count()).toBe(0);
+    await page.getByTestId('prompts').fill('What do you think of the sea?\nDo you like cats?');
+    await finding('leakage').waitFor({ timeout: 30_000 });
+    expect(await finding('leakage').textContent()).toContain('on 2 of 2 prompts');
+
+    // A near duplicate (of criterion 2), removed by its fix: criterion 3 goes.
     const criteria = (FIRST_VISIT.experiment.rubric as { criteria: unknown[] }).criteria.length;
     await criterionText(2).fill('Ends with a question!');
     await finding('near_duplicate').waitFor({ timeout: 30_000 });
     await finding('near_duplicate').getByTestId('lint-fix').click();
     await finding('near_duplicate').waitFor({ state: 'detached', timeout: 30_000 });
     expect(await page.getByTestId('criterion').count()).toBe(criteria - 1);
+
     expect(opened.pageErrors).toEqual([]);
   });
 

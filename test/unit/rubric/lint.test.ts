@@ -170,27 +170,35 @@ describe('leakage (a judge scores each criterion with the prompt as the response
       },
     };
   }
-  const rb = rubric(q('paris', 'Names Paris'), q('reason', 'Gives a reason'), r('q', 'Ends with a question', { kind: 'ends_with', text: '?' }), r('bad', 'Shouts', { kind: 'all_caps' }, -1));
+  const rb = rubric(
+    q('paris', 'Names Paris'),
+    q('reason', 'Gives a reason'),
+    r('city', 'Mentions a city', { kind: 'contains', terms: ['city', 'Paris'] }),
+    r('q', 'Ends with a question', { kind: 'ends_with', text: '?' }),
+    r('bad', 'Shouts', { kind: 'all_caps' }, -1),
+  );
   const prompts = ['What is the capital near Paris?', 'Is Paris big?', 'Name a city.'];
 
-  it('reports criteria the prompt alone meets on at least half the prompts (rules and judged)', async () => {
+  it('reports content criteria the prompt alone meets on at least half the prompts (rules and judged); format rules and pitfalls are not probed', async () => {
     const judge = fake();
     const { rows, findings } = await checkLeakage(rb, 'v', prompts, { judge });
     expect(rows).toEqual([
       { criterion: 1, met: 2, judged: 3 },
       { criterion: 2, met: 0, judged: 3 },
-      { criterion: 3, met: 2, judged: 3 },
+      { criterion: 3, met: 3, judged: 3 },
     ]);
     expect(findings.map((f) => [f.code, f.criterion])).toEqual([
       ['leakage', 1],
       ['leakage', 3],
     ]);
+    // "Ends with a question" is met by two of the echoes too, but is a format rule: no row.
+    expect(rows.map((x) => x.criterion)).not.toContain(4);
     // The judge saw only judged positive criteria, each with the prompt as the response.
-    expect(judge.calls.every((c) => c.completion === c.prompt && c.criterion.id !== 'bad' && c.criterion.id !== 'q')).toBe(true);
+    expect(judge.calls.every((c) => c.completion === c.prompt && (c.criterion.id === 'paris' || c.criterion.id === 'reason'))).toBe(true);
     expect(judge.calls).toHaveLength(6);
   });
-  it('reports nothing below the share, and nothing unjudged without a judge', async () => {
-    expect((await checkLeakage(rb, 'v', prompts, { judge: fake(), minShare: 0.9 })).findings).toEqual([]);
+  it('reports nothing below the share (2 of 3 < 0.9), and nothing unjudged without a judge', async () => {
+    expect((await checkLeakage(rb, 'v', prompts, { judge: fake(), minShare: 0.9 })).findings.map((f) => f.criterion)).toEqual([3]);
     const noJudge = await checkLeakage(rb, 'v', prompts);
     expect(noJudge.rows[0]).toEqual({ criterion: 1, met: 0, judged: 0 });
     expect(noJudge.findings.map((f) => f.criterion)).toEqual([3]);
