@@ -10,6 +10,7 @@ import { openApp, SHOTS } from '../helpers/appPage';
 import { LESSON_PATH } from '../../src/share/lessonPath';
 import { lessonById } from '../../src/share/lessons';
 import { encodeShareLink } from '../../src/share/link';
+import { LESSON_PROGRESS_KEY } from '../../src/ui/lib/lessonProgress';
 
 const FIRST = lessonById(LESSON_PATH[0])!;
 const SECOND = lessonById(LESSON_PATH[1])!;
@@ -74,6 +75,18 @@ describe('the lesson path', () => {
     const zero = lessonById('zero-variance')!;
     await page.getByTestId('intro-title').filter({ hasText: zero.title }).waitFor({ timeout: 10_000 });
     await expect(page.getByTestId('lesson-place').textContent()).resolves.toBe(`Lesson ${LESSON_PATH.indexOf(zero.id) + 1} of ${LESSON_PATH.length}`);
+    expect(opened.pageErrors).toEqual([]);
+  });
+
+  it('lessons done in an earlier visit are marked in the menu', async () => {
+    // Marking a lesson done as its run takes a step is unit-tested (lessonPath.test.ts): no training here.
+    await expect(page.getByTestId(`lesson-item-${FIRST.id}`).getAttribute('data-done')).resolves.toBe('false');
+    await page.evaluate(([key, id]) => localStorage.setItem(key, JSON.stringify([id])), [LESSON_PROGRESS_KEY, FIRST.id]);
+    await page.reload();
+    await page.getByTestId('train').waitFor({ timeout: 60_000 });
+    await expect(page.getByTestId(`lesson-item-${FIRST.id}`).getAttribute('data-done')).resolves.toBe('true');
+    await expect(page.getByTestId(`lesson-item-${SECOND.id}`).getAttribute('data-done')).resolves.toBe('false');
+    await expect(page.getByTestId('lessons-progress').textContent()).resolves.toBe(`(1 of ${LESSON_PATH.length} done)`);
     expect(opened.pageErrors).toEqual([]);
   });
 });
