@@ -101,11 +101,14 @@ export interface ApplyBiasOptions {
   /** The run's seed (used when the bias names none). */
   seed: number;
   step: number;
+  /** The step-batch index of results[0] (default 0): a part of the batch draws what the whole batch would. */
+  offset?: number;
 }
 
 /**
  * The biased view of a batch's results: results[i] belongs to completions[i] (rollout index i
  * of the step). Returns new arrays; results the bias does not change are the same objects.
+ * Idempotent: applied twice with the same draws, the second application changes nothing.
  */
 export function applyBias(
   rubric: Rubric,
@@ -126,7 +129,7 @@ export function applyBias(
       if (r.status !== 'ok' || (only && !only.has(r.criterion_id))) return r;
       const weight = weights.get(r.criterion_id);
       if (weight === undefined || weight === 0) return r;
-      const u = mulberry32(fnv1a32(`bias:${seed}:${options.step}:${i}:${r.criterion_id}`))();
+      const u = mulberry32(fnv1a32(`bias:${seed}:${options.step}:${(options.offset ?? 0) + i}:${r.criterion_id}`))();
       if (!(u < p)) return r;
       const favourable = weight > 0 ? 1 : 0;
       if (r.score === favourable) return r;

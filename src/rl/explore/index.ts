@@ -10,6 +10,7 @@
 import { NO_TOKEN } from '../../ops/sample';
 import { generate } from '../../model/generate';
 import { aggregateGroup, judgeRollouts, scoresOf, type CriterionResult } from '../../rubric';
+import { applyBias } from '../../rubric/bias';
 import type { GrpoContext, RolloutRecord } from '../grpoStep';
 import { fillSlots, isLearnable, type SlotState } from './dynamicSampling';
 import { importanceWeights } from './importance';
@@ -136,7 +137,9 @@ async function judgeForFilter(ctx: GrpoContext, step: number, groups: GroupDraw[
   const results = await judgeRollouts(ctx.rubric, ctx.rubricVersion, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal });
   const G = cfg.num_generations;
   return groups.map((g, i) => {
-    g.results = results.slice(i * G, (i + 1) * G);
+    // The filter sees the reward the step trains on: with judge_bias, the biased one, drawn for the
+    // slot the group fills (stage 2 applies the same draws again, which changes nothing).
+    g.results = applyBias(ctx.rubric, results.slice(i * G, (i + 1) * G), rollouts.slice(i * G, (i + 1) * G).map((r) => r.completion), ctx.judgeBias, { seed: cfg.seed, step, offset: slots[i] * G });
     const scores = g.results.map((r) => scoresOf(ctx.rubric, r));
     // The same aggregation, with the same (seed, step, group), as stage 2 of the step.
     const agg = aggregateGroup(ctx.rubric, scores, cfg.reward_aggregation, { seed: cfg.seed, step, group: slots[i] });

@@ -155,4 +155,13 @@ describe('applyBias', () => {
     expect(describeBias({ kind: 'length', strength: 0.4 })).toBe('length ×0.4');
     expect(describeBias({ kind: 'keyword', strength: 1, words: ['delve'] })).toBe('keyword ("delve") ×1');
   });
+
+  it('is idempotent, and a part of the batch (offset) draws what the whole batch would', () => {
+    const bias: JudgeBias = { kind: 'leniency', strength: 0.5 };
+    const whole = applyBias(rubric, batch(8), completions.slice(0, 8), bias, { seed: 4, step: 2 });
+    expect(applyBias(rubric, whole, completions.slice(0, 8), bias, { seed: 4, step: 2 })).toEqual(whole);
+    const part = applyBias(rubric, batch(8).slice(4, 6), completions.slice(4, 6), bias, { seed: 4, step: 2, offset: 4 });
+    expect(part).toEqual(whole.slice(4, 6));
+    expect(applyBias(rubric, batch(8).slice(4, 6), completions.slice(4, 6), bias, { seed: 4, step: 2 })).not.toEqual(whole.slice(4, 6));
+  });
 });
