@@ -38,6 +38,10 @@ describe('app page', () => {
       expect(text).toContain('needs WebGPU');
       expect(text).toContain('no GPU adapter');
       expect(text).toContain('--enable-unsafe-webgpu');
+      // The memory panel names the missing adapter, not problems with the experiment.
+      await noGpu.page.getByTestId('memory-no-webgpu').waitFor({ timeout: 10_000 });
+      expect(await noGpu.page.getByTestId('memory-no-webgpu').textContent()).toContain('no WebGPU adapter');
+      expect(await noGpu.page.getByTestId('memory').textContent()).not.toMatch(/has no problems|problem/);
       await noGpu.page.screenshot({ path: `${repoRoot}/test-results/app-no-webgpu.png`, fullPage: true });
     } finally {
       await noGpu.close();
