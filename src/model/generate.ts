@@ -34,6 +34,12 @@ export interface GenerationOptions {
   rowOffset?: number;
   /** Decode steps per submission (default 16). */
   stepsPerSubmit?: number;
+  /**
+   * Called after each submission with the decode steps run so far (of max_completion_length) and
+   * each sequence's ids so far (up to its EOS): the ids the early-stop check reads back anyway,
+   * so progress costs no extra submission or readback.
+   */
+  onChunk?: (steps: number, maxSteps: number, partial: readonly (readonly number[])[]) => void;
 }
 
 export interface GenerationResult {
@@ -114,6 +120,7 @@ export async function generate(
   const seen = rt.upload(seenBitset(usesSeen(sampling) ? prompts : prompts.map(() => []), V), 'generate.seen');
   const chunk = options.stepsPerSubmit ?? 16;
   const finished = new Array<boolean>(B).fill(false);
+  const partial: number[][] = prompts.map(() => []);
   let steps = 0;
   try {
     // Prefill: fills the cache and gives the first logits, [B, V].
@@ -128,7 +135,14 @@ export async function generate(
       const tokens = rec.readU32(outTokens, B * (to - from), B * from);
       await rec.submit();
       const data = await tokens;
-      for (let s = 0; s < to - from; s++) for (let b = 0; b < B; b++) if (data[s * B + b] === options.eosTokenId) finished[b] = true;
+      for (let s = 0; s < to - from; s++) {
+        for (let b = 0; b < B; b++) {
+          if (finished[b]) continue;
+          partial[b].push(data[s * B + b]);
+          if (data[s * B + b] === options.eosTokenId) finished[b] = true;
+        }
+      }
+      options.onChunk?.(to, maxNew, partial);
     };
     await readChunk(0, 1);
     steps = 1;

@@ -29,6 +29,7 @@ import { rubricConditionedPrompt } from './credit/cort';
 import { cortContrasts } from './credit/cortPass';
 import { buildRolloutBatch } from './rolloutBatch';
 import { runUpdate, type UpdateResult } from './update';
+import type { ProgressHook } from './progress';
 
 export type Stage = 'sampled' | 'judged' | 'advantages' | 'updated';
 export const STAGES: readonly Stage[] = ['sampled', 'judged', 'advantages', 'updated'];
@@ -136,6 +137,8 @@ export interface StepHooks {
   signal?: AbortSignal;
   /** Replacement prompts for dynamic sampling's extra rounds (the trainer draws them from the prompt set). */
   drawPrompts?: (count: number, round: number) => string[];
+  /** Progress inside the stage being worked on (tokens sampled, rollouts judged, update passes). */
+  onProgress?: ProgressHook;
 }
 
 function checkAbort(signal?: AbortSignal): void {
@@ -156,7 +159,9 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
 
   // 1. Sample G completions per prompt. Row r draws from (seed, step, r): distinct per rollout.
   // Guided exploration (scaffolds, dynamic sampling) lives in one place: src/rl/explore/.
-  const sampled = await sampleRollouts(ctx, step, prompts, { signal: hooks.signal, drawPrompts: hooks.drawPrompts });
+  const progress = hooks.onProgress;
+  progress?.({ stage: 'sampling', done: 0, total: cfg.max_completion_length });
+  const sampled = await sampleRollouts(ctx, step, prompts, { signal: hooks.signal, drawPrompts: hooks.drawPrompts, onProgress: progress });
   const { rollouts } = sampled;
   await hooks.onStage?.('sampled', rollouts);
   checkAbort(hooks.signal);
@@ -168,7 +173,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   // and only here: the held-out (gold) rubric below is judged clean.
   const results = applyBias(
     ctx.rubric,
-    sampled.results ?? (await judgeRollouts(ctx.rubric, ctx.rubricVersion, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal })),
+    sampled.results ?? (await judgeRollouts(ctx.rubric, ctx.rubricVersion, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal, onProgress: progress && ((done, total) => progress({ stage: 'judging', done, total })) })),
     rollouts.map((r) => r.completion),
     ctx.judgeBias,
     { seed: cfg.seed, step },
@@ -210,6 +215,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     rewardMatrix = Float32Array.from(rollouts, (r) => (r.reward === null ? NaN : r.reward));
     weights = new Float32Array([1]);
   }
+  progress?.({ stage: 'advantages', done: 0, total: prompts.length });
   let rec = rt.recorder('grpo.advantages');
   const rewardBuf = rt.upload(rewardMatrix, 'grpo.rewards');
   const weightBuf = rt.upload(weights, 'grpo.reward_weights');
@@ -278,7 +284,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const submitsBefore = rt.counters.submits;
   let update: UpdateResult;
   try {
-    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: adv.advantages, step, learningRate, tokenCredit: withImportanceWeights(credit.source, sampled.importance, batch) });
+    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: adv.advantages, step, learningRate, tokenCredit: withImportanceWeights(credit.source, sampled.importance, batch), onProgress: progress && ((done, total) => progress({ stage: 'updating', done, total })) });
   } finally {
     rt.release(adv.advantages);
   }

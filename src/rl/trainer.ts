@@ -7,12 +7,15 @@ import { syncReferenceModel, referenceDrifted } from './refSync';
 import { grpoStep, type GrpoContext, type RolloutRecord, type Stage, type StepMetrics } from './grpoStep';
 import { unscorableMessage } from './judgeFailures';
 import { promptsForStep, replacementPrompts } from './promptSampler';
+import { ProgressThrottle, type WorkStage } from './progress';
 
 export type TrainerStatus = 'idle' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
 
 export type TrainerEvent =
   | { type: 'status'; status: TrainerStatus; message?: string }
   | { type: 'stage'; step: number; stage: Stage; rollouts: RolloutRecord[] }
+  /** Inside the stage being worked on (at most ~10 a second); `partial`: the completions so far, while sampling. */
+  | { type: 'progress'; step: number; stage: WorkStage; done: number; total: number; partial?: string[] }
   | { type: 'step'; metrics: StepMetrics; rollouts: RolloutRecord[] }
   | { type: 'checkpoint'; step: number; files: CheckpointFiles }
   | { type: 'error'; step: number; message: string };
@@ -129,10 +132,16 @@ export class GrpoTrainer {
         this.abort = new AbortController();
         const step = this.step;
         const prompts = promptsForStep(this.options.prompts, perStep, step, cfg.seed);
+        // Ids become text only for the events that are sent (the throttle drops the others).
+        const throttle = new ProgressThrottle<{ stage: WorkStage; done: number; total: number; partial?: readonly (readonly number[])[] }>(({ partial, ...p }) =>
+          this.emit({ type: 'progress', step, ...p, ...(partial ? { partial: partial.map((ids) => this.ctx.tokenizer.decode([...ids])) } : {}) }),
+        );
         const result = await grpoStep(this.ctx, step, prompts, {
           signal: this.abort.signal,
           drawPrompts: (count, round) => replacementPrompts(this.options.prompts, count, step, round, cfg.seed),
+          onProgress: (p) => throttle.push(p),
           onStage: async (stage, rollouts) => {
+            throttle.clear(); // a held-back event of the stage just finished would arrive after it
             this.emit({ type: 'stage', step, stage, rollouts: [...rollouts] });
             if (this.slowMotion && stage !== 'updated' && !this.pauseRequested) {
               await new Promise<void>((resolve) => {
@@ -141,7 +150,7 @@ export class GrpoTrainer {
               });
             }
           },
-        });
+        }).finally(() => throttle.clear());
         if (result.metrics.skipped) {
           const message = `step ${step}: NaN or Inf in the loss or gradients; the update was skipped and the weights are unchanged`;
           this.emit({ type: 'error', step, message });

@@ -34,6 +34,8 @@ export interface UpdateInput {
   learningRate: number;
   /** Per-token loss weights from the token-credit stage (src/rl/credit); absent = 1 on every token. */
   tokenCredit?: TokenWeightSource | null;
+  /** Micro-batch passes done (one submission each), of num_iterations × micro-batches. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 /**
@@ -170,6 +172,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         bonusGrad: null,
       });
     }
+    input.onProgress?.(0, cfg.num_iterations * K);
     for (let it = 0; it < cfg.num_iterations && !skipped; it++) {
       parts = [];
       bonusSum = 0;
@@ -269,6 +272,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         await Promise.all(reads);
         const scalars = await scalarRead;
         parts.push({ scalars, scale });
+        input.onProgress?.(it * K + k + 1, cfg.num_iterations * K);
         if (cfg.entropy_coef !== 0) bonusSum += m ? entropyBonusMean(e!, mb.mask, m) : scalars[ENTROPY_MEAN];
         if (stepState) {
           const s = await stepState;

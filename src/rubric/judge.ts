@@ -140,6 +140,8 @@ export interface JudgeRolloutsOptions extends RuleContext {
   /** Per rollout, which criteria to judge (false = dropped, e.g. by Rubric Dropout); absent = all. Dropped criteria are left out of the results. */
   keep?: readonly (readonly boolean[] | undefined)[];
   signal?: AbortSignal;
+  /** Rollouts judged so far, of all: once the rules and the cache have answered, and when the model judge has. */
+  onProgress?: (done: number, total: number) => void;
 }
 
 /**
@@ -153,7 +155,7 @@ export async function judgeRollouts(
   rollouts: readonly Rollout[],
   options: JudgeRolloutsOptions = {},
 ): Promise<CriterionResult[][]> {
-  const { modelJudge, cache, keep, signal } = options;
+  const { modelJudge, cache, keep, signal, onProgress } = options;
   const K = rubric.criteria.length;
   keep?.forEach((mask, i) => {
     if (mask !== undefined && mask.length !== K) throw new RangeError(`keep[${i}] has ${mask.length} entries for ${K} criteria`);
@@ -176,6 +178,8 @@ export async function judgeRollouts(
     });
   });
 
+  const waiting = new Set(queued.map((q) => q.rollout));
+  onProgress?.(rollouts.length - waiting.size, rollouts.length);
   if (modelJudge && queued.length > 0) {
     let answers: CriterionResult[] | undefined;
     let failure: string | undefined;
@@ -196,6 +200,7 @@ export async function judgeRollouts(
       results[q.rollout][q.k] = result;
       cache?.set({ rubricVersion, criterionId: q.request.criterion.id, prompt: q.request.prompt, completion: q.request.completion }, result);
     });
+    onProgress?.(rollouts.length, rollouts.length);
   }
   return results.map((row) => row.filter((r): r is CriterionResult => r !== undefined));
 }

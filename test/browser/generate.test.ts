@@ -45,6 +45,17 @@ describe.each(['gpt2-tiny', 'llama-tiny'])('generate on %s', (model) => {
     for (const lps of r.a.logprobs) for (const lp of lps) expect(lp).toBeLessThanOrEqual(0);
   });
 
+  it('reports progress after each submission from the ids it reads back anyway (no extra work)', async () => {
+    const cfg = { max_completion_length: 9, temperature: 1, top_k: 0, top_p: 1, seed: 99 };
+    const p = await harness.runModule(CASES, 'progressChunks', { model, prompts: PROMPTS, cfg, eos: -1 });
+    expect(p.withProgress).toEqual(p.plain);
+    // Prefill (1 token), then chunks of 5: 6, 9.
+    expect(p.chunks.map((c: { steps: number }) => c.steps)).toEqual([1, 6, 9]);
+    expect(p.chunks.every((c: { max: number }) => c.max === 9)).toBe(true);
+    for (const c of p.chunks) c.partial.forEach((ids: number[], i: number) => expect(ids).toEqual(p.completions[i].slice(0, c.steps)));
+    expect(p.chunks.at(-1).partial).toEqual(p.completions);
+  });
+
   it('repetition_penalty and min_p follow the float64 twin step by step, seen ids kept on the GPU', async () => {
     for (const cfg of [
       { max_completion_length: 6, temperature: 0, top_k: 0, top_p: 1, repetition_penalty: 3, min_p: null, seed: 3 },

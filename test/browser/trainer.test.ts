@@ -28,6 +28,13 @@ describe('GrpoTrainer', () => {
     // Judging and the advantage kernel take well under the delay on the fixture, so the gaps are the holds.
     expect(r.times.judged - r.times.sampled).toBeGreaterThanOrEqual(390);
     expect(r.times.advantages - r.times.judged).toBeGreaterThanOrEqual(390);
+    // Progress inside each stage arrives before that stage's event, never after it.
+    expect(r.flow).toEqual(['progress:sampling', 'stage:sampled', 'progress:judging', 'stage:judged', 'progress:advantages', 'stage:advantages', 'progress:updating', 'stage:updated', 'step']);
+    const sampling = r.counts.filter((c: { stage: string }) => c.stage === 'sampling');
+    expect(sampling[0]).toEqual({ stage: 'sampling', done: 0, total: 4, partial: null });
+    expect(sampling.slice(1).every((c: { partial: number | null }) => c.partial === 4)).toBe(true);
+    expect(r.counts.filter((c: { stage: string }) => c.stage === 'judging').at(-1)).toEqual({ stage: 'judging', done: 4, total: 4, partial: null });
+    expect(r.counts.filter((c: { stage: string }) => c.stage === 'updating').at(-1)).toEqual({ stage: 'updating', done: 1, total: 1, partial: null });
   });
 
   it('start() runs to max_steps, checkpointing every save_steps', async () => {

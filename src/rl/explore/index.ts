@@ -12,6 +12,7 @@ import { generate } from '../../model/generate';
 import { aggregateGroup, judgeRollouts, scoresOf, type CriterionResult } from '../../rubric';
 import { applyBias } from '../../rubric/bias';
 import type { GrpoContext, RolloutRecord } from '../grpoStep';
+import type { ProgressHook } from '../progress';
 import { fillSlots, isLearnable, type SlotState } from './dynamicSampling';
 import { importanceWeights } from './importance';
 import { mismatchStats, scoreCompletions } from './mismatch';
@@ -60,6 +61,8 @@ export interface ExploreHooks {
   signal?: AbortSignal;
   /** Prompts for dynamic sampling's round `round` (≥ 1); absent: the discarded groups' prompts again. */
   drawPrompts?: (count: number, round: number) => string[];
+  /** Decode steps of each generate() call, with the rollouts' ids so far. */
+  onProgress?: ProgressHook;
 }
 
 export interface SampledBatch {
@@ -99,7 +102,7 @@ function checkAbort(signal?: AbortSignal): void {
 }
 
 /** One generate() call: G rollouts for each prompt, each row from its scaffolded or plain prompt. */
-async function drawGroups(ctx: GrpoContext, step: number, round: number, prompts: readonly string[], slots: readonly number[]) {
+async function drawGroups(ctx: GrpoContext, step: number, round: number, prompts: readonly string[], slots: readonly number[], onProgress?: ProgressHook) {
   const cfg = ctx.config;
   const G = cfg.num_generations;
   const plans = prompts.map((_, i) => planScaffolds(ctx.rubric, cfg, { step, round, group: slots[i] }));
@@ -111,7 +114,7 @@ async function drawGroups(ctx: GrpoContext, step: number, round: number, prompts
     ctx.model,
     samplingIds,
     { max_completion_length: cfg.max_completion_length, temperature: cfg.temperature, top_k: cfg.top_k, top_p: cfg.top_p, repetition_penalty: cfg.repetition_penalty, min_p: cfg.min_p, seed: round === 0 ? seed : (seed ^ Math.imul(round, 0x85ebca6b)) >>> 0 },
-    { eosTokenId: ctx.tokenizer.eosTokenId },
+    { eosTokenId: ctx.tokenizer.eosTokenId, onChunk: onProgress && ((done, total, partial) => onProgress({ stage: 'sampling', done, total, partial })) },
   );
   // A row the sampler could not draw from (NaN/Inf logits) comes back as NO_TOKEN: the model's
   // weights or activations are not finite, and no rubric can score that.
@@ -161,7 +164,7 @@ export async function sampleRollouts(ctx: GrpoContext, step: number, prompts: re
   for (let round = 0; round < rounds && open.length > 0; round++) {
     if (round > 0) checkAbort(hooks.signal);
     const t = performance.now();
-    const drawn = await drawGroups(ctx, step, round, candidates, open);
+    const drawn = await drawGroups(ctx, step, round, candidates, open, hooks.onProgress);
     const learnable = cfg.dynamic_sampling ? await judgeForFilter(ctx, step, drawn.groups, open, hooks.signal) : drawn.groups.map(() => true);
     open = fillSlots(
       slots,

@@ -13,6 +13,7 @@ import type { OriginBoundKey } from '../../rubric/judges/remote';
 import { startTrainerWorker, type OpenResult, type TrainerClient, type UiEvent } from '../../worker/trainerClient';
 import { summarize, type DownloadSummary } from './downloadView';
 import type { EstimateReply, EstimateRequest } from './memoryCheck.svelte';
+import { LiveProgress } from './liveProgress.svelte';
 import { RolloutHistory } from './rollouts';
 import type { RunView } from './runs.svelte';
 import { ScreenWakeLock } from './wakeLock';
@@ -66,6 +67,8 @@ export class TrainingSession {
   runExperiment = $state.raw<Record<string, unknown> | null>(null);
   /** The step in progress and the last stage it reached. */
   stage = $state<{ step: number; stage: Stage } | null>(null);
+  /** Inside the stage being worked on: done / total, partial completions, ETA. */
+  readonly progress = new LiveProgress();
   /** Rollouts of the step in progress, as of its last stage. */
   live = $state.raw<RolloutRecord[]>([]);
   metrics = $state.raw<StepMetrics[]>([]);
@@ -340,6 +343,7 @@ export class TrainingSession {
     this.metrics = [];
     this.live = [];
     this.stage = null;
+    this.progress.reset();
     this.held = false;
     this.pending = null;
     this.resumeNote = null;
@@ -373,11 +377,13 @@ export class TrainingSession {
           this.held = false;
           this.pending = null;
         }
+        if (event.status !== 'running') this.progress.idle();
         void this.wakeLock.set(event.status === 'running').then(() => (this.wakeLockHeld = this.wakeLock.held));
         break;
       case 'stage':
         this.stage = { step: event.step, stage: event.stage };
         this.live = event.rollouts;
+        this.progress.stageDone();
         this.held = this.slowMotion && event.stage !== 'updated';
         break;
       case 'step':
@@ -391,6 +397,10 @@ export class TrainingSession {
         this.history.add(event.metrics.step, event.rollouts);
         this.historyVersion++;
         this.live = [];
+        this.progress.stepDone(event.metrics.step);
+        break;
+      case 'progress':
+        this.progress.progress(event);
         break;
       case 'checkpoint':
         this.lastCheckpoint = event.step;

@@ -61,6 +61,25 @@ export async function seeded(rt: GpuRuntime, input: { model: string; prompts: nu
   return { a, b, c };
 }
 
+/** onChunk: the same run with and without it (counters compared), and what it was called with. */
+export async function progressChunks(rt: GpuRuntime, input: { model: string; prompts: number[][]; cfg: GenerationConfig; eos: number }) {
+  const model = await loadGolden(rt, input.model);
+  const count = () => ({ ...rt.counters });
+  const diff = (x: ReturnType<typeof count>, y: ReturnType<typeof count>) => ({ submits: y.submits - x.submits, dispatches: y.dispatches - x.dispatches, readbacks: y.readbacks - x.readbacks, bytesRead: y.bytesRead - x.bytesRead });
+  const before = count();
+  await generate(model, input.prompts, input.cfg, { eosTokenId: input.eos, stepsPerSubmit: 5 });
+  const mid = count();
+  const chunks: { steps: number; max: number; partial: number[][] }[] = [];
+  const out = await generate(model, input.prompts, input.cfg, {
+    eosTokenId: input.eos,
+    stepsPerSubmit: 5,
+    onChunk: (steps, max, partial) => chunks.push({ steps, max, partial: partial.map((ids) => [...ids]) }),
+  });
+  const after = count();
+  model.params.destroy();
+  return { completions: out.completions, chunks, plain: diff(before, mid), withProgress: diff(mid, after) };
+}
+
 /**
  * repetition_penalty / min_p through the KV-cache loop against the float64 twin: each drawn
  * token is replayed from the full forward pass's logits over prompt + completion so far, with

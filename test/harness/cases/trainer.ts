@@ -24,7 +24,7 @@ async function setup(rt: GpuRuntime, config: object = {}) {
 }
 
 const summary = (events: TrainerEvent[]) =>
-  events.map((e) => (e.type === 'status' ? `status:${e.status}` : e.type === 'stage' ? `stage:${e.stage}` : e.type === 'checkpoint' ? `checkpoint:${e.step}` : e.type === 'step' ? `step:${e.metrics.step}` : `error`));
+  events.filter((e) => e.type !== 'progress').map((e) => (e.type === 'status' ? `status:${e.status}` : e.type === 'stage' ? `stage:${e.stage}` : e.type === 'checkpoint' ? `checkpoint:${e.step}` : e.type === 'step' ? `step:${e.metrics.step}` : `error`));
 
 /** Timed slow motion: each held stage goes on by itself after the delay, with no advance(). */
 export async function timedSlowMotion(rt: GpuRuntime, input: { delayMs: number }) {
@@ -39,7 +39,12 @@ export async function timedSlowMotion(rt: GpuRuntime, input: { delayMs: number }
   await done;
   clearInterval(poll);
   ctx.model.params.destroy();
-  return { step: trainer.step, times, events: summary(events) };
+  // Progress events between the stage events, a stage's consecutive ones as one entry.
+  const flow = events
+    .map((e) => (e.type === 'progress' ? `progress:${e.stage}` : e.type === 'stage' ? `stage:${e.stage}` : e.type === 'step' ? 'step' : null))
+    .filter((x, i, all): x is string => x !== null && x !== all[i - 1]);
+  const counts = events.flatMap((e) => (e.type === 'progress' ? [{ stage: e.stage, done: e.done, total: e.total, partial: e.partial?.length ?? null }] : []));
+  return { step: trainer.step, times, events: summary(events), flow, counts };
 }
 
 /** Slow motion: the step waits at each stage until advance(); we advance after seeing each one. */
