@@ -35,6 +35,26 @@ describe('the builder draft', () => {
     expect(await page.getByTestId('settings-changed').textContent()).toBe(`(${expected} changed from the defaults)`);
   });
 
+  it('reads a penalty the right way round in Try it, and editing the rubric warns nothing in the console', async () => {
+    const warnings: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'warning' || m.type() === 'error') warnings.push(m.text());
+    });
+    const row = (id: string) => page.locator(`[data-testid=tryit-row][data-criterion="${id}"]`).getByTestId('tryit-verdict');
+    await page.getByTestId('tryit-response').fill('THE SEA IS WIDE');
+    await expect.poll(() => row('no_caps_shouting').textContent(), { timeout: 20_000 }).toBe('✗ detected: costs reward');
+    await page.getByTestId('tryit-response').fill('The sea is wide.');
+    await expect.poll(() => row('no_caps_shouting').textContent(), { timeout: 20_000 }).toBe('✓ not detected');
+    // Edits in the criterion editor and its rule builder (Svelte warns when a prop is mutated).
+    const first = page.getByTestId('criterion').first();
+    await first.getByTestId('criterion-text').fill('Uses at most 30 words');
+    await first.getByTestId('criterion-weight').fill('3');
+    await first.getByTestId('rule-max').fill('30');
+    await page.getByTestId('criterion').nth(1).getByTestId('rule-text').fill('!');
+    await expect.poll(() => first.getByTestId('criterion-text').inputValue()).toBe('Uses at most 30 words');
+    expect(warnings.filter((w) => /ownership|mutat/i.test(w))).toEqual([]);
+  });
+
   it('survives a reload, and Reset to preset asks before it restores the preset', async () => {
     await prompts().fill('Say hello.\nSay goodbye.');
     await page.getByTestId('model-input').fill(FIXTURE);

@@ -17,6 +17,8 @@ export interface Chip {
   verdict: Verdict;
   score: number | null;
   reason: string;
+  /** The criterion's weight: a negative one is a penalty, whose verdict reads "detected" (verdictWords). */
+  weight?: number;
   /** The bias sandbox (judge_bias) changed this verdict: shown on the chip, never hidden. */
   biased?: boolean;
 }
@@ -31,7 +33,7 @@ export function chipsOf(rollout: RolloutRecord, criteria: readonly CriterionInfo
     const met = r.score >= threshold;
     const verdict: Verdict = c.weight === 0 ? 'tracked' : (c.weight > 0) === met ? 'pass' : 'fail';
     const biased = (r as { biased?: unknown }).biased === true;
-    return { id: c.id, text: c.text, verdict, score: r.score, reason: r.reason, ...(biased ? { biased } : {}) };
+    return { id: c.id, text: c.text, verdict, score: r.score, reason: r.reason, weight: c.weight, ...(biased ? { biased } : {}) };
   });
 }
 
