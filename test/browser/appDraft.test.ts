@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenedPage } from '../../scripts/lib/browser.mjs';
 import { FIRST_VISIT } from '../../src/share/presets';
 import { changedKeys } from '../../src/ui/lib/settingsChanged';
-import { openApp, setSettingOn } from '../helpers/appPage';
+import { join } from 'node:path';
+import { openApp, setSettingOn, SHOTS } from '../helpers/appPage';
 
 let opened: OpenedPage;
 let page: Page;
@@ -101,6 +102,16 @@ describe('the builder draft', () => {
     expect(seen).toMatchObject({ label: 'Pausing…', disabled: true });
     await status().filter({ hasText: /^Paused after step \d+\.$/ }).waitFor({ timeout: 120_000 });
     expect(await page.getByTestId('train').textContent()).toMatch(/Resume/);
+    // The charts: the x axis spans max_steps (steps 0..99), smoothing starts off, and the legend
+    // shows the newest values without hovering (the step, then the reward mean).
+    const reward = page.getByTestId('chart-reward');
+    expect(await reward.getByTestId('chart-plot').getAttribute('data-x-end')).toBe('99');
+    expect(await page.getByTestId('smoothing').inputValue()).toBe('0');
+    const legend = await reward.locator('.u-legend .u-series .u-value').allTextContents();
+    const lastStep = (await reward.getAttribute('data-points'))!;
+    expect(legend[0]).toBe(String(Number(lastStep) - 1));
+    expect(legend[1]).toMatch(/^-?\d/);
+    await page.screenshot({ path: join(SHOTS, 'app-draft-paused.png'), fullPage: true });
     // The checkpoint rule says what it does: the fixture's checkpoint is small, so every step.
     expect(await page.getByTestId('checkpoint-policy').textContent()).toMatch(/^Checkpoint: every step and on pause \([\d.]+ (kB|MB) each; auto: at most 16 MB\)\.$/);
     expect(opened.pageErrors).toEqual([]);
