@@ -169,6 +169,8 @@ export async function judgeChoiceDistributions(
   requests: readonly JudgeRequest[],
   options: ModelJudgeOptions = {},
   signal?: AbortSignal,
+  /** Called after each forward pass with the requests that have an outcome so far. */
+  onAnswered?: (done: number) => void,
 ): Promise<ItemOutcome[]> {
   const { batchSize, maxTokensPerPass, answerPrefix } = resolveOptions(options);
   const buildPrompt = options.buildPrompt ?? judgePromptText;
@@ -233,6 +235,7 @@ export async function judgeChoiceDistributions(
     } catch (e) {
       for (const item of items) outcomes[item.index] = { ok: false, reason: `the judge's forward pass failed: ${(e as Error).message}` };
     }
+    onAnswered?.(outcomes.reduce((n) => n + 1, 0)); // reduce skips the holes: the outcomes set so far
   }
   if (signal?.aborted) throw abortError(signal);
   return outcomes;
@@ -297,7 +300,7 @@ export function modelJudge(model: Transformer, tokenizer: Tokenizer, options: Mo
   return {
     name: options.name ?? 'model',
     async judge(requests, judgeOptions = {}): Promise<CriterionResult[]> {
-      const outcomes = await judgeChoiceDistributions(model, tokenizer, requests, options, judgeOptions.signal);
+      const outcomes = await judgeChoiceDistributions(model, tokenizer, requests, options, judgeOptions.signal, judgeOptions.onAnswered);
       return outcomes.map((o, i) => {
         const r = requests[i];
         const id = r.criterion.id;
@@ -370,7 +373,7 @@ export function zeroShotJudge(options: ZeroShotJudgeOptions): Judge {
   return {
     name: options.name ?? `zero-shot:${options.model}`,
     async judge(requests, judgeOptions = {}) {
-      const { signal } = judgeOptions;
+      const { signal, onAnswered } = judgeOptions;
       if (signal?.aborted) throw abortError(signal);
       const classify = await getClassifier();
       const out: CriterionResult[] = [];
@@ -393,6 +396,7 @@ export function zeroShotJudge(options: ZeroShotJudgeOptions): Judge {
         } catch (e) {
           out.push(unscorable(id, `zero-shot judge failed: ${(e as Error)?.message ?? String(e)}`));
         }
+        onAnswered?.(out.length);
       }
       return out;
     },

@@ -37,7 +37,13 @@ export interface JudgeRequest {
  */
 export interface Judge {
   readonly name: string;
-  judge(requests: readonly JudgeRequest[], options?: { signal?: AbortSignal }): Promise<CriterionResult[]>;
+  judge(requests: readonly JudgeRequest[], options?: JudgeOptions): Promise<CriterionResult[]>;
+}
+
+export interface JudgeOptions {
+  signal?: AbortSignal;
+  /** Optional progress: how many of this call's requests have their result so far (a judge may call it as it goes). */
+  onAnswered?: (done: number) => void;
 }
 
 export const unscorable = (criterionId: string, reason: string): CriterionResult => ({
@@ -179,14 +185,17 @@ export async function judgeRollouts(
   });
 
   const waiting = new Set(queued.map((q) => q.rollout));
-  onProgress?.(rollouts.length - waiting.size, rollouts.length);
+  const ready = rollouts.length - waiting.size;
+  onProgress?.(ready, rollouts.length);
+  // The judge answers requests, not rollouts: the rollouts waiting on it count in proportion, and all at the end.
+  const onAnswered = onProgress && ((done: number) => onProgress(ready + Math.min(waiting.size - 1, Math.floor((done / queued.length) * waiting.size)), rollouts.length));
   if (modelJudge && queued.length > 0) {
     let answers: CriterionResult[] | undefined;
     let failure: string | undefined;
     try {
       answers = await modelJudge.judge(
         queued.map((q) => q.request),
-        { signal },
+        { signal, ...(onAnswered ? { onAnswered } : {}) },
       );
       if (!Array.isArray(answers) || answers.length !== queued.length) {
         failure = `judge "${modelJudge.name}" returned ${Array.isArray(answers) ? answers.length : 'no'} results for ${queued.length} requests`;
@@ -214,7 +223,9 @@ export function cachedJudge(judge: Judge, cache: JudgeCache): Judge {
       const out = requests.map((r) => cache.get(keyOf(r)));
       const missing = requests.filter((_, i) => out[i] === undefined);
       if (missing.length > 0) {
-        const fresh = await judge.judge(missing, options);
+        const hits = requests.length - missing.length;
+        const onAnswered = options?.onAnswered;
+        const fresh = await judge.judge(missing, { ...options, ...(onAnswered ? { onAnswered: (done: number) => onAnswered(hits + done) } : {}) });
         if (!Array.isArray(fresh) || fresh.length !== missing.length) {
           throw new Error(`judge "${judge.name}" returned ${Array.isArray(fresh) ? fresh.length : 'no'} results for ${missing.length} requests`);
         }

@@ -8,7 +8,7 @@
 // entered for (apiKeyOrigin) is never sent to another: a judge whose URL has moved elsewhere
 // drops the key and sends nothing, every answer unscorable with the reason. The reply is
 // untrusted text: read up to MAX_REPLY_BYTES, only compared with the choices and quoted (shortened) in reasons.
-import { unscorable, type CriterionResult, type Judge, type JudgeRequest } from '../judge';
+import { unscorable, type CriterionResult, type Judge, type JudgeOptions, type JudgeRequest } from '../judge';
 import { answerSpans } from '../evidence';
 import { judgeMessages, questionOf } from './modelJudgePrompt';
 
@@ -276,14 +276,15 @@ export class RemoteJudge implements Judge {
     return { ...this.#settings };
   }
 
-  async judge(requests: readonly JudgeRequest[], options: { signal?: AbortSignal } = {}): Promise<CriterionResult[]> {
-    const { signal } = options;
+  async judge(requests: readonly JudgeRequest[], options: JudgeOptions = {}): Promise<CriterionResult[]> {
+    const { signal, onAnswered } = options;
     if (signal?.aborted) throw abortError(signal);
     const refused = this.#refused;
     if (refused !== null) return requests.map((r) => unscorable(r.criterion.id, refused));
     const results = new Array<CriterionResult>(requests.length);
     let fatal: string | null = null;
     let next = 0;
+    let answered = 0;
     const lane = async () => {
       while (next < requests.length) {
         const i = next++;
@@ -291,9 +292,11 @@ export class RemoteJudge implements Judge {
         const id = requests[i].criterion.id;
         if (fatal !== null) {
           results[i] = unscorable(id, `${fatal} (not sent: an earlier request got this answer)`);
+          onAnswered?.(++answered);
           continue;
         }
         results[i] = await this.judgeOne(requests[i], signal, (reason) => (fatal ??= reason));
+        onAnswered?.(++answered);
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.#settings.concurrency, requests.length) }, lane));

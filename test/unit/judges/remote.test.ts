@@ -112,10 +112,13 @@ describe('remote judge: answers', () => {
 
   it('keeps at most `concurrency` requests in flight', async () => {
     handler = (_, res) => setTimeout(() => reply(res, 'yes'), 30);
-    const out = await remoteJudge(config({ concurrency: 2 })).judge(Array.from({ length: 7 }, (_, i) => request(`r${i}`)));
+    const answered: number[] = [];
+    const out = await remoteJudge(config({ concurrency: 2 })).judge(Array.from({ length: 7 }, (_, i) => request(`r${i}`)), { onAnswered: (n) => answered.push(n) });
     expect(out.every((r) => r.status === 'ok')).toBe(true);
     expect(seen).toHaveLength(7);
     expect(maxInFlight).toBe(2);
+    // Progress: one call per answer as it comes (the judging stage's count).
+    expect(answered).toEqual([1, 2, 3, 4, 5, 6, 7]);
   });
 });
 
