@@ -116,4 +116,22 @@ describe('the builder draft', () => {
     expect(await page.getByTestId('checkpoint-policy').textContent()).toMatch(/^Checkpoint: every step and on pause \([\d.]+ (kB|MB) each; auto: at most 16 MB\)\.$/);
     expect(opened.pageErrors).toEqual([]);
   });
+
+  it('a reopened run shows its stored steps at once and says what resuming redoes', async () => {
+    const stored = Number(await page.getByTestId('chart-reward').getAttribute('data-points'));
+    expect(stored).toBeGreaterThan(0);
+    await page.reload();
+    const row = page.getByTestId('run-row').first();
+    await row.waitFor({ timeout: 60_000 });
+    await row.getByTestId('run-resume').click();
+    // Before the model is open again, the chart already holds the stored steps.
+    await page.locator(`[data-testid=chart-reward][data-points="${stored}"]`).waitFor({ timeout: 5_000 });
+    const note = page.getByTestId('resume-note');
+    await note.waitFor({ timeout: 120_000 });
+    // save_steps auto checkpointed every step (and the pause): nothing is trained again.
+    expect(await note.textContent()).toBe(`Resuming from step ${stored}: the checkpoint holds every stored step, nothing is trained again.`);
+    await page.getByTestId('train').click(); // pause again
+    await status().filter({ hasText: /^Paused after step \d+\.$/ }).waitFor({ timeout: 120_000 });
+    expect(opened.pageErrors).toEqual([]);
+  });
 });
