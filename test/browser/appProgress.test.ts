@@ -62,7 +62,7 @@ describe('progress inside a step', () => {
     expect(partway.length).toBeGreaterThan(0);
     // The stage being worked on is the current one (not the last one finished), and the run line counts tokens.
     expect(partway.every((s) => s.current === 'sampled')).toBe(true);
-    expect(partway.some((s) => /^Step 1 of 1 · sampling \d+\/20 tokens/.test(s.line ?? ''))).toBe(true);
+    expect(partway.some((s) => /^Step 0 \(1 of 1\) · sampling \d+\/20 tokens/.test(s.line ?? ''))).toBe(true);
     expect(partway.some((s) => s.streaming === 4)).toBe(true);
     // The later stages are marked while they are worked on too.
     expect(before.some((s) => s.working === 'updated' && s.current === 'updated')).toBe(true);

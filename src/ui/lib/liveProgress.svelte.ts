@@ -58,9 +58,12 @@ export class LiveProgress {
   }
 }
 
-/** "Step 1 of 20 · sampling 12/32 tokens · ETA step 40 s, run 12 min". `step` is 0-based, as events carry it. */
+/**
+ * "Step 0 (1 of 20) · sampling 12/32 tokens · ETA step 40 s, run 12 min". The step number is the
+ * one the charts and the stage line show (0-based); the count in brackets is how far the run is.
+ */
 export function progressLine(p: ProgressView, eta: Eta, maxSteps: number): string {
-  const parts = [`Step ${p.step + 1} of ${maxSteps}`, `${p.stage} ${p.done}/${p.total} ${WORK_UNITS[p.stage]}`];
+  const parts = [`Step ${p.step} (${p.step + 1} of ${maxSteps})`, `${p.stage} ${p.done}/${p.total} ${WORK_UNITS[p.stage]}`];
   const etas: string[] = [];
   if (eta.step !== null) etas.push(`step ${formatDuration(eta.step)}`);
   else if (eta.stage !== null) etas.push(`${p.stage} ${formatDuration(eta.stage)}`);

@@ -145,7 +145,7 @@ describe('progress text', () => {
 
   it('says the step, the stage with its count, and the ETAs it has', () => {
     const p = { step: 0, stage: 'sampling' as const, done: 12, total: 32, partial: null };
-    expect(progressLine(p, { stage: 40, step: null, run: null }, 20)).toBe('Step 1 of 20 · sampling 12/32 tokens · ETA sampling 40 s');
-    expect(progressLine(p, { stage: 10, step: 40, run: 720 }, 20)).toBe('Step 1 of 20 · sampling 12/32 tokens · ETA step 40 s, run 12 min');
+    expect(progressLine(p, { stage: 40, step: null, run: null }, 20)).toBe('Step 0 (1 of 20) · sampling 12/32 tokens · ETA sampling 40 s');
+    expect(progressLine(p, { stage: 10, step: 40, run: 720 }, 20)).toBe('Step 0 (1 of 20) · sampling 12/32 tokens · ETA step 40 s, run 12 min');
   });
 });
