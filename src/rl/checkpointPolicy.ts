@@ -47,7 +47,7 @@ export function formatBytes(bytes: number): string {
 /** "every step (0.4 MB each)", "every 10 steps (54 MB each)", "only on pause and stop (…)": what the run view shows. */
 export function describeCheckpoints(saveSteps: number | null, checkpointBytes: number): string {
   const every = resolveSaveSteps(saveSteps, checkpointBytes);
-  const size = `${formatBytes(checkpointBytes)} each`;
+  const size = `about ${formatBytes(checkpointBytes)} each`;
   const why = saveSteps === null ? (every === 1 ? `; auto: at most ${formatBytes(AUTO_EVERY_STEP_MAX_BYTES)}` : `; auto: over ${formatBytes(AUTO_EVERY_STEP_MAX_BYTES)}`) : '';
   if (every === 0) return `only on pause and stop (${size})`;
   return `${every === 1 ? 'every step' : `every ${every} steps`} and on pause (${size}${why})`;

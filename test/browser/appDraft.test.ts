@@ -113,7 +113,17 @@ describe('the builder draft', () => {
     expect(legend[1]).toMatch(/^-?\d/);
     await page.screenshot({ path: join(SHOTS, 'app-draft-paused.png'), fullPage: true });
     // The checkpoint rule says what it does: the fixture's checkpoint is small, so every step.
-    expect(await page.getByTestId('checkpoint-policy').textContent()).toMatch(/^Checkpoint: every step and on pause \([\d.]+ (kB|MB) each; auto: at most 16 MB\)\.$/);
+    const policy = (await page.getByTestId('checkpoint-policy').textContent())!;
+    const rule = /every step and on pause \(about ([\d.]+) MB each; auto: at most 16 MB\)\.$/;
+    expect(policy).toMatch(new RegExp(`^Checkpoint: ${rule.source}`));
+    // The builder's memory panel says the same before a run, from the estimate's parameter counts
+    // (an estimate: within a factor 1.5 of the loaded model's).
+    await page.getByTestId('memory-checkpoints').waitFor({ timeout: 60_000 });
+    const planned = (await page.getByTestId('memory-checkpoints').textContent())!;
+    expect(planned).toMatch(new RegExp(`^Checkpoints \\(save_steps\\): ${rule.source}`));
+    const ratio = Number(rule.exec(planned)![1]) / Number(rule.exec(policy)![1]);
+    expect(ratio).toBeGreaterThan(1 / 1.5);
+    expect(ratio).toBeLessThan(1.5);
     expect(opened.pageErrors).toEqual([]);
   });
 

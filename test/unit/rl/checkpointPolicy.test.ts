@@ -42,10 +42,10 @@ describe('checkpoint size rule (save_steps auto)', () => {
   });
 
   it('says what it does, with the size', () => {
-    expect(describeCheckpoints(null, 0.4 * MB)).toBe('every step and on pause (0.4 MB each; auto: at most 16 MB)');
-    expect(describeCheckpoints(null, 54 * MB)).toBe('every 10 steps and on pause (54 MB each; auto: over 16 MB)');
-    expect(describeCheckpoints(5, 2048)).toBe('every 5 steps and on pause (2 kB each)');
-    expect(describeCheckpoints(0, 3 * 1024 ** 3)).toBe('only on pause and stop (3.0 GB each)');
+    expect(describeCheckpoints(null, 0.4 * MB)).toBe('every step and on pause (about 0.4 MB each; auto: at most 16 MB)');
+    expect(describeCheckpoints(null, 54 * MB)).toBe('every 10 steps and on pause (about 54 MB each; auto: over 16 MB)');
+    expect(describeCheckpoints(5, 2048)).toBe('every 5 steps and on pause (about 2 kB each)');
+    expect(describeCheckpoints(0, 3 * 1024 ** 3)).toBe('only on pause and stop (about 3.0 GB each)');
   });
 });
 
