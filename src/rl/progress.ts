@@ -108,7 +108,8 @@ export class EtaEstimator {
       this.current = { step, startAt: nowMs, stage: p.stage, stageAt: nowMs, done: p.done, total: p.total, timing: { stages: {}, total: null } };
       return;
     }
-    if (p.stage !== c.stage) {
+    // A count going back within a stage is another round of it (dynamic sampling): its rate starts anew.
+    if (p.stage !== c.stage || p.done < c.done) {
       c.timing.stages[c.stage] = (c.timing.stages[c.stage] ?? 0) + (nowMs - c.stageAt) / 1000;
       c.stage = p.stage;
       c.stageAt = nowMs;

@@ -121,6 +121,18 @@ describe('EtaEstimator', () => {
     expect(e.run).toBeCloseTo(25); // the last step
   });
 
+  it('a second round of a stage (dynamic sampling) measures its rate anew, and both rounds count as the stage’s time', () => {
+    const eta = new EtaEstimator();
+    eta.observe(0, { stage: 'sampling', done: 0, total: 10 }, 0);
+    eta.observe(0, { stage: 'sampling', done: 10, total: 10 }, 10_000);
+    eta.observe(0, { stage: 'sampling', done: 0, total: 10 }, 10_000); // round 2
+    eta.observe(0, { stage: 'sampling', done: 2, total: 10 }, 14_000);
+    expect(eta.estimate(14_000, 2).stage).toBeCloseTo(16); // 2 tokens in 4 s, not 12 in 14 s
+    eta.finish(0, 20_000);
+    eta.observe(1, { stage: 'sampling', done: 0, total: 10 }, 20_000);
+    expect(eta.estimate(20_000, 2).stage).toBeCloseTo(20); // both rounds: 20 s of sampling
+  });
+
   it('counts only finished steps: not one left unfinished (paused, stopped) nor the wait after it', () => {
     const eta = new EtaEstimator();
     eta.observe(3, { stage: 'sampling', done: 0, total: 10 }, 0);
