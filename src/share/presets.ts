@@ -34,7 +34,7 @@ export const FIRST_VISIT: Preset = {
         { id: 'short', text: 'Uses at most 20 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 20 } },
         { id: 'asks', text: 'Ends with a question', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '?' } },
         { id: 'you', text: 'Speaks to the reader ("you")', weight: 1, tier: 'optional', rule: { kind: 'contains', terms: ['you', 'your'], whole_word: true } },
-        { id: 'no_caps_shouting', text: 'Does not shout in capitals', weight: -1, tier: 'optional', rule: { kind: 'all_caps' } },
+        { id: 'no_caps_shouting', text: 'Shouts in capitals', weight: -1, tier: 'optional', rule: { kind: 'all_caps' } },
       ],
     },
     config: {
