@@ -4,7 +4,7 @@
 import type { Dialog, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenedPage } from '../../scripts/lib/browser.mjs';
-import { FIRST_VISIT } from '../../src/share/presets';
+import { FIRST_VISIT, OPEN_WITH_THE } from '../../src/share/presets';
 import { changedKeys } from '../../src/ui/lib/settingsChanged';
 import { join } from 'node:path';
 import { openApp, setSettingOn, SHOTS } from '../helpers/appPage';
@@ -80,6 +80,16 @@ describe('the builder draft', () => {
     // An unedited preset replaces nothing: no question.
     await page.getByTestId('reset-preset').click();
     expect(dialogs.length).toBe(2);
+    // A chosen preset is what a reload opens.
+    await page.locator('#preset').selectOption(OPEN_WITH_THE.id);
+    expect(dialogs.length).toBe(2);
+    await page.waitForFunction((id) => Object.keys(localStorage).some((k) => k.startsWith('rubric-playground.draft:') && localStorage.getItem(k)!.includes(`"preset":"${id}"`)), OPEN_WITH_THE.id);
+    await page.reload();
+    await page.getByTestId('train').waitFor({ timeout: 60_000 });
+    expect(await page.locator('#preset').inputValue()).toBe(OPEN_WITH_THE.id);
+    expect(await prompts().inputValue()).toBe(OPEN_WITH_THE.experiment.prompts.join('\n'));
+    await page.locator('#preset').selectOption(FIRST_VISIT.id);
+    await expect.poll(() => prompts().inputValue()).toBe(FIRST_VISIT.experiment.prompts.join('\n'));
   });
 
   it('acknowledges Pause at once while a step runs', async () => {
