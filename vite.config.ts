@@ -13,7 +13,7 @@ export default defineConfig({
   // Vite pre-bundles all dependencies at once instead of discovering one mid-test and
   // reloading the page (which fails an in-flight dynamic import).
   optimizeDeps: {
-    entries: ['index.html', 'test/harness/index.html', 'test/harness/cases/*.ts', 'bench/*.html', 'scripts/page/*.ts', 'src/worker/*.ts'],
+    entries: ['index.html', 'test/harness/index.html', 'test/harness/cases/*.ts', 'bench/*.html', 'scripts/page/*.ts', 'src/worker/*.ts', 'src/ui/lib/*.worker.ts'],
   },
   // Every chunk, the workers' included, in assets/ right under the page: src/model/registry.ts
   // finds the page's folder from there.

@@ -7,7 +7,7 @@ export default defineConfig({
     // Generous: SwiftShader on 2 cores shared by two Chromium instances is slow, and a busy
     // machine can triple a browser test's time. No test asserts a duration.
     testTimeout: 300_000,
-    hookTimeout: 120_000,
+    hookTimeout: 240_000,
     // Two cores: more workers than that only makes Chromium instances fight.
     maxWorkers: 2,
   },

@@ -14,7 +14,8 @@ export async function openApp(path = '/', options: { acceptDialogs?: boolean } =
   const page = opened.page;
   if (options.acceptDialogs) page.on('dialog', (d) => void d.accept());
   await page.setViewportSize({ width: 1366, height: 900 });
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  // Generous: two Chromium instances on a busy 2-core machine can take a minute to load the app.
+  await page.getByTestId('train').waitFor({ timeout: 180_000 });
   return { opened, page };
 }
 
