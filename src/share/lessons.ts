@@ -89,7 +89,8 @@ const BASE_CONFIG = {
   beta: 0.0,
   loss_type: 'dapo',
   max_steps: 100,
-  save_steps: 10,
+  // save_steps is left to auto: the embedded model's checkpoint is small, so every step is saved
+  // and a reloaded lesson redoes nothing.
   seed: 42,
 };
 
