@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
 import { base64ToBytes, decodeShareLink, encodeShareLink, inflateLimited } from '../../src/share/link';
 import { FIRST_VISIT } from '../../src/share/presets';
+import { indexedDbDump as dumpIndexedDb } from '../helpers/appPage';
 
 const SHOTS = join(repoRoot, 'test-results');
 const KEY = 'sk-test-7Qz9-DO-NOT-LEAK-4f1e';
@@ -59,30 +60,7 @@ async function chooseRemote() {
 
 const localStorageDump = () => page.evaluate(() => JSON.stringify(Object.fromEntries(Object.entries(localStorage))));
 
-/** Every record of every object store of the app's database, binary data left out, as JSON. */
-const indexedDbDump = () =>
-  page.evaluate(
-    () =>
-      new Promise<string>((resolve, reject) => {
-        const req = indexedDB.open('rubric-playground');
-        req.onerror = () => reject(req.error);
-        req.onsuccess = () => {
-          const db = req.result;
-          const names = [...db.objectStoreNames];
-          const tx = db.transaction(names);
-          const out: Record<string, unknown[]> = {};
-          for (const name of names) {
-            const all = tx.objectStore(name).getAll();
-            all.onsuccess = () => (out[name] = all.result);
-          }
-          tx.oncomplete = () => {
-            db.close();
-            resolve(JSON.stringify(out, (_k, v) => (ArrayBuffer.isView(v) || v instanceof ArrayBuffer ? `<${(v as ArrayBuffer).byteLength} bytes>` : v)));
-          };
-          tx.onerror = () => reject(tx.error);
-        };
-      }),
-  );
+const indexedDbDump = () => dumpIndexedDb(page);
 
 describe('judge picker', () => {
   it('a remote judge with a key: its requests carry the key; the link, the run file and the saved run never do', async () => {

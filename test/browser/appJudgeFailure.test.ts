@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenedPage } from '../../scripts/lib/browser.mjs';
 import { encodeShareLink } from '../../src/share/link';
 import { FIRST_VISIT } from '../../src/share/presets';
-import { openApp, SHOTS } from '../helpers/appPage';
+import { indexedDbDump as dumpIndexedDb, openApp, SHOTS } from '../helpers/appPage';
 
 const KEY = 'sk-test-judge-fails-9Xq2-DO-NOT-LEAK';
 /** Every POST the stand-in judge received: its Authorization header. */
@@ -97,30 +97,7 @@ async function setStorageFull(on: boolean): Promise<void> {
 }
 const pruneOf = (runId: string) => page.locator(`[data-testid=prune-run][data-run-id="${runId}"]`);
 
-/** Every record of every object store of the app's database (binary data as its size), as JSON. */
-const indexedDbDump = () =>
-  page.evaluate(
-    () =>
-      new Promise<string>((resolve, reject) => {
-        const req = indexedDB.open('rubric-playground');
-        req.onerror = () => reject(req.error);
-        req.onsuccess = () => {
-          const db = req.result;
-          const names = [...db.objectStoreNames];
-          const tx = db.transaction(names);
-          const out: Record<string, unknown[]> = {};
-          for (const name of names) {
-            const all = tx.objectStore(name).getAll();
-            all.onsuccess = () => (out[name] = all.result);
-          }
-          tx.oncomplete = () => {
-            db.close();
-            resolve(JSON.stringify(out, (_k, v) => (ArrayBuffer.isView(v) || v instanceof ArrayBuffer ? `<${(v as ArrayBuffer).byteLength} bytes>` : v)));
-          };
-          tx.onerror = () => reject(tx.error);
-        };
-      }),
-  );
+const indexedDbDump = () => dumpIndexedDb(page);
 
 /** Records of the run in one object store. */
 async function countOf(store: 'rollouts' | 'checkpoints', runId: string): Promise<number> {

@@ -25,3 +25,28 @@ export async function setSettingOn(page: Page, key: string, value: string): Prom
   await input.fill(value);
   await input.press('Tab');
 }
+
+/** Every record of every object store of the app's database (binary data as its size), as JSON. */
+export const indexedDbDump = (page: Page): Promise<string> =>
+  page.evaluate(
+    () =>
+      new Promise<string>((resolve, reject) => {
+        const req = indexedDB.open('rubric-playground');
+        req.onerror = () => reject(req.error);
+        req.onsuccess = () => {
+          const db = req.result;
+          const names = [...db.objectStoreNames];
+          const tx = db.transaction(names);
+          const out: Record<string, unknown[]> = {};
+          for (const name of names) {
+            const all = tx.objectStore(name).getAll();
+            all.onsuccess = () => (out[name] = all.result);
+          }
+          tx.oncomplete = () => {
+            db.close();
+            resolve(JSON.stringify(out, (_k, v) => (ArrayBuffer.isView(v) || v instanceof ArrayBuffer ? `<${(v as ArrayBuffer).byteLength} bytes>` : v)));
+          };
+          tx.onerror = () => reject(tx.error);
+        };
+      }),
+  );
