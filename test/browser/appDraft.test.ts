@@ -63,7 +63,7 @@ describe('the builder draft', () => {
     // Written a moment after the edit (and at once on unload): wait for it, not for a time.
     await page.waitForFunction(() => Object.keys(localStorage).some((k) => k.startsWith('rubric-playground.draft:') && localStorage.getItem(k)!.includes('Say goodbye.')));
     await page.reload();
-    await page.getByTestId('train').waitFor({ timeout: 60_000 });
+    await page.getByTestId('train').waitFor({ timeout: 180_000 });
     expect(await prompts().inputValue()).toBe('Say hello.\nSay goodbye.');
     expect(await page.getByTestId('model-input').inputValue()).toBe(FIXTURE);
 
@@ -85,7 +85,7 @@ describe('the builder draft', () => {
     expect(dialogs.length).toBe(2);
     await page.waitForFunction((id) => Object.keys(localStorage).some((k) => k.startsWith('rubric-playground.draft:') && localStorage.getItem(k)!.includes(`"preset":"${id}"`)), OPEN_WITH_THE.id);
     await page.reload();
-    await page.getByTestId('train').waitFor({ timeout: 60_000 });
+    await page.getByTestId('train').waitFor({ timeout: 180_000 });
     expect(await page.locator('#preset').inputValue()).toBe(OPEN_WITH_THE.id);
     expect(await prompts().inputValue()).toBe(OPEN_WITH_THE.experiment.prompts.join('\n'));
     await page.locator('#preset').selectOption(FIRST_VISIT.id);

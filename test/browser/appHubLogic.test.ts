@@ -42,7 +42,7 @@ describe('model ids in the picker', () => {
     expect(hubIdProblem('embedded/tiny-gpt2-byte')).toBeNull();
     const v = validateExperiment({ ...FIRST_VISIT.experiment, model: 'hf:gpt2' } as unknown as Record<string, unknown>);
     expect(v.experiment).toBeNull();
-    expect(v.issues).toEqual([{ area: 'model', path: '', message: expect.stringMatching(/has no owner/) }]);
+    expect(v.issues).toEqual([{ area: 'model', path: '', label: 'Model', message: expect.stringMatching(/has no owner/) }]);
     expect(validateExperiment({ ...FIRST_VISIT.experiment, model: 'hf:openai-community/gpt2' } as unknown as Record<string, unknown>).issues).toEqual([]);
   });
 

@@ -46,7 +46,7 @@ beforeAll(async () => {
     return route.fulfill({ status: 200, headers: cors, contentType: 'application/json', body: JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'yes' } }] }) });
   });
   await page.setViewportSize({ width: 1366, height: 900 });
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  await page.getByTestId('train').waitFor({ timeout: 180_000 });
 });
 afterAll(async () => {
   await opened?.close();
@@ -119,10 +119,14 @@ describe('judge picker', () => {
     await page.getByTestId('judge-remember').check();
     expect(JSON.parse(await localStorageDump())).toMatchObject({ [SLOT]: KEY });
 
-    // After a reload (to the first-visit page, rules only) choosing the same endpoint fills the key back in.
+    // After a reload the builder's saved draft (the visitor's own, not a link) brings the remote
+    // judge back, and the key remembered for its origin is filled in; so it is after choosing
+    // rules only and then the same endpoint again.
     await page.goto(new URL('/', page.url()).href);
-    await page.getByTestId('train').waitFor({ timeout: 60_000 });
-    await expect(page.getByTestId('judge-kind-rules').isChecked()).resolves.toBe(true);
+    await page.getByTestId('train').waitFor({ timeout: 180_000 });
+    await expect(page.getByTestId('judge-kind-remote').isChecked()).resolves.toBe(true);
+    await expect(page.getByTestId('judge-key').inputValue()).resolves.toBe(KEY);
+    await page.getByTestId('judge-kind-rules').check();
     await chooseRemote();
     await expect(page.getByTestId('judge-key').inputValue()).resolves.toBe(KEY);
     await expect(page.getByTestId('judge-remember').isChecked()).resolves.toBe(true);
@@ -130,7 +134,8 @@ describe('judge picker', () => {
     // Another site: the key is not offered from storage for it, nor stored under it.
     await page.getByTestId('judge-url').fill('http://127.0.0.1:9/v1/chat/completions');
     await expect(page.getByTestId('judge-remember').isChecked()).resolves.toBe(false);
-    expect(Object.keys(JSON.parse(await localStorageDump()))).toEqual([SLOT]);
+    const judgeKeySlots = (dump: string) => Object.keys(JSON.parse(dump)).filter((k) => k.startsWith('rubric-playground.judge-key:'));
+    expect(judgeKeySlots(await localStorageDump())).toEqual([SLOT]);
 
     await page.getByTestId('judge-url').fill(URL_);
     await expect(page.getByTestId('judge-remember').isChecked()).resolves.toBe(true);

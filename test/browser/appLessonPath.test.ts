@@ -83,7 +83,7 @@ describe('the lesson path', () => {
     await expect(page.getByTestId(`lesson-item-${FIRST.id}`).getAttribute('data-done')).resolves.toBe('false');
     await page.evaluate(([key, id]) => localStorage.setItem(key, JSON.stringify([id])), [LESSON_PROGRESS_KEY, FIRST.id]);
     await page.reload();
-    await page.getByTestId('train').waitFor({ timeout: 60_000 });
+    await page.getByTestId('train').waitFor({ timeout: 180_000 });
     await expect(page.getByTestId(`lesson-item-${FIRST.id}`).getAttribute('data-done')).resolves.toBe('true');
     await expect(page.getByTestId(`lesson-item-${SECOND.id}`).getAttribute('data-done')).resolves.toBe('false');
     await expect(page.getByTestId('lessons-progress').textContent()).resolves.toBe(`(1 of ${LESSON_PATH.length} done)`);

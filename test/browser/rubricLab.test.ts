@@ -12,7 +12,7 @@ let page: Page;
 beforeAll(async () => {
   opened = await openPage('/');
   page = opened.page;
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  await page.getByTestId('train').waitFor({ timeout: 180_000 });
 });
 afterAll(async () => {
   await opened?.close();

@@ -119,7 +119,7 @@ describe('the built page under a sub-path', () => {
     await new Promise((ok) => server.close(ok));
     const before = requests.length;
     await page.reload();
-    await page.getByTestId('train').waitFor({ timeout: 60_000 });
+    await page.getByTestId('train').waitFor({ timeout: 180_000 });
     await page.getByTestId('lesson-guide').filter({ hasText: LESSON.title }).waitFor({ timeout: 60_000 });
     expect(requests.length).toBe(before);
     expect(opened.pageErrors).toEqual([]);

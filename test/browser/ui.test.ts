@@ -25,7 +25,7 @@ beforeAll(async () => {
     void d.dismiss();
   });
   await page.setViewportSize({ width: 1366, height: 900 });
-  await page.getByTestId('train').waitFor({ timeout: 60_000 });
+  await page.getByTestId('train').waitFor({ timeout: 180_000 });
 });
 afterAll(async () => {
   await opened?.close();

@@ -104,7 +104,7 @@ describe('saved runs', () => {
   it('lists a trained run, keeps it across a reload, exports its metrics and deletes it', async () => {
     await page.evaluate(() => history.replaceState(null, '', '/'));
     await page.reload();
-    await page.getByTestId('train').waitFor({ timeout: 60_000 });
+    await page.getByTestId('train').waitFor({ timeout: 180_000 });
     await expect(page.getByTestId('run-row').count()).resolves.toBe(0);
     await page.getByTestId('model-input').fill('/test/fixtures/tiny-byte-gpt2/');
     for (const [key, value] of [['num_generations', '2'], ['generation_batch_size', '2'], ['max_completion_length', '3'], ['max_steps', '1']]) {
