@@ -70,7 +70,11 @@ try {
   console.log(`model: ${values.model}${values.quick ? ' (quick shape)' : ''}, ${(r.parameters / 1e6).toFixed(1)}M parameters, ${(r.trainableParameters / 1e6).toFixed(2)}M trainable (${config.use_peft ? 'LoRA' : 'full fine-tuning'})`);
   console.log(`step: ${generations} completions of up to ${completion} tokens, ${r.promptTokens}-token prompts, micro-batches of ${config.per_device_train_batch_size}`);
   r.steps.forEach((s, i) =>
-    console.log(`  step ${i}: ${s.step_seconds.toFixed(2)} s, sampling ${s.sampling_tokens_per_second.toFixed(1)} tokens/s, training ${s.training_tokens_per_second.toFixed(1)} tokens/s, ${s.update_submits} update submits, bind groups ${s.bind_groups_reused} reused / ${s.bind_groups_created} created`),
+    console.log(
+      `  step ${i}: ${s.step_seconds.toFixed(2)} s, sampling ${s.sampling_tokens_per_second.toFixed(1)} tokens/s, training ${s.training_tokens_per_second.toFixed(1)} tokens/s, judge ${s.judge_seconds.toFixed(2)} s, ${s.update_submits} update submits\n` +
+        `    engine: ${s.submits} submits, ${s.dispatches} dispatches, bind groups ${s.bind_groups_created} created / ${s.bind_groups_reused} reused, ` +
+        `pipelines ${s.pipelines_created} compiled on demand, ${s.buffers_created} buffers created`,
+    ),
   );
   console.log(`GPU bytes held by the pool after the steps: ${mib(r.gpuBytes.held)} (in use ${mib(r.gpuBytes.inUse)}); memory plan estimate ${mib(r.estimate.total)}`);
   mkdirSync(dirname(values.out), { recursive: true });

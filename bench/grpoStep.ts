@@ -68,8 +68,9 @@ export async function run(rt: GpuRuntime, req: GrpoBenchRequest) {
   const setupSeconds = (performance.now() - t0) / 1000;
   const steps = [];
   for (let s = 0; s < req.steps; s++) {
-    const groups = { ...rt.bindGroups.stats };
+    const before = rt.snapshotCounters();
     const r = await grpoStep(ctx, s, prompts);
+    const c = rt.countersSince(before);
     const m = r.metrics;
     steps.push({
       step_seconds: m.step_seconds,
@@ -77,8 +78,13 @@ export async function run(rt: GpuRuntime, req: GrpoBenchRequest) {
       training_tokens_per_second: m.training_tokens_per_second,
       update_submits: m.update_submits,
       completion_tokens: m.completions.mean_length * r.rollouts.length,
-      bind_groups_created: rt.bindGroups.stats.created - groups.created,
-      bind_groups_reused: rt.bindGroups.stats.reused - groups.reused,
+      judge_seconds: m.judge_seconds,
+      submits: c.submits,
+      dispatches: c.dispatches,
+      bind_groups_created: c.bindGroupsCreated,
+      bind_groups_reused: c.bindGroupsReused,
+      pipelines_created: c.pipelinesCreated,
+      buffers_created: c.buffersCreated,
     });
   }
   const pool = rt.pool.snapshot();

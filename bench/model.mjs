@@ -92,6 +92,10 @@ const SIZES = values.quick
 
 const fmtRate = (x) => (x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toPrecision(2));
 const fmtBytes = (b) => (b >= 2 ** 30 ? `${(b / 2 ** 30).toFixed(2)} GiB` : `${(b / 2 ** 20).toFixed(1)} MiB`);
+/** The engine's per-step counters (src/gpu/runtime.ts EngineCounters): the setup a step pays. */
+const fmtEngine = (c) =>
+  `${c.dispatches} dispatches, bind groups ${c.bindGroupsCreated} created / ${c.bindGroupsReused} reused, ` +
+  `pipelines ${c.pipelinesCreated} compiled on demand${c.pipelinesWarmed ? ` (+${c.pipelinesWarmed} warmed)` : ''}, ${c.buffersCreated} buffers created`;
 const fmtTiming = (r) => `${fmtRate(r.tokensPerSecond)} tok/s (median ${r.medianSeconds.toFixed(3)} s of ${r.seconds.length})`;
 const errorText = (err) =>
   String(err?.message ?? err)
@@ -156,7 +160,7 @@ try {
       if (!ours.error) {
         console.log(
           `  ours      fwd+bwd ${shape}: ${fmtTiming(ours)}, loss ${ours.loss.toFixed(4)}, grad norm ${ours.gradNorm.toFixed(4)}, ` +
-            `${ours.counters.submits} submit, ${ours.counters.readbacks} readback (${ours.counters.bytesRead} B)`,
+            `${ours.counters.submits} submit, ${ours.counters.readbacks} readback (${ours.counters.bytesRead} B)\n    per step: ${fmtEngine(ours.counters)}`,
         );
       }
       for (const engine of both.error ? [] : engines) {
@@ -188,7 +192,8 @@ try {
       const pool = train.memory.pool;
       console.log(
         `  ours      train step ${shape}: ${fmtTiming(train)}, loss ${train.loss.toFixed(4)}, grad norm ${train.gradNorm.toFixed(4)}${train.skipped ? `, ${train.skipped} skipped` : ''}\n` +
-          `    per step: ${train.counters.submits} submit, ${train.counters.readbacks} readbacks (${train.counters.bytesRead} B), ${train.counters.dispatches} dispatches\n` +
+          `    per step: ${train.counters.submits} submit, ${train.counters.readbacks} readbacks (${train.counters.bytesRead} B), ${fmtEngine(train.counters)}\n` +
+          (train.firstCounters ? `    first step of the run: ${fmtEngine(train.firstCounters)}\n` : '') +
           `    GPU bytes: parameters+grads+AdamW ${fmtBytes(train.memory.parameterBytes)}; pool in use ${fmtBytes(pool.bytesInUse)}, cached free ${fmtBytes(pool.bytesFree)}, ` +
           `total held ${fmtBytes(pool.bytesInUse + pool.bytesFree)} (${pool.created} buffers created, ${pool.reused} reuses)`,
       );
@@ -200,10 +205,11 @@ try {
       rows.push({ model: label, engine: 'ours', what: 'sampling', shape: `${s.batch}x${s.newTokens} new`, error: sample.error });
     } else {
       const best = Math.min(...sample.seconds);
-      rows.push({ model: label, engine: 'ours', what: 'sampling', shape: `${s.batch}x${s.newTokens} new`, rate: sample.tokensPerSecond, seconds: best, counters: { submits: sample.submits, readbacks: sample.readbacks, bytesRead: sample.bytesRead } });
+      rows.push({ model: label, engine: 'ours', what: 'sampling', shape: `${s.batch}x${s.newTokens} new`, rate: sample.tokensPerSecond, seconds: best, counters: sample.counters ?? { submits: sample.submits, readbacks: sample.readbacks, bytesRead: sample.bytesRead } });
       console.log(
         `  ours      sampling ${s.batch} prompt${s.batch === 1 ? '' : 's'} x ${s.promptLen} tokens, ${s.newTokens} new each: ${fmtRate(sample.tokensPerSecond)} tok/s ` +
-          `(best ${best.toFixed(3)} s of ${sample.seconds.length}, prefill included${s.warmup ? '' : ', no warm-up'}), ${sample.submits} submits, ${sample.readbacks} readbacks (${sample.bytesRead} B)`,
+          `(best ${best.toFixed(3)} s of ${sample.seconds.length}, prefill included${s.warmup ? '' : ', no warm-up'}), ${sample.submits} submits, ${sample.readbacks} readbacks (${sample.bytesRead} B)` +
+          (sample.counters ? `\n    per run: ${fmtEngine(sample.counters)}` : ''),
       );
     }
     await opened.page.evaluate(() => window.modelBench.unload());

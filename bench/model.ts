@@ -6,7 +6,7 @@
 // One model is loaded at a time (load → measure → unload). The peers get the very tensors our
 // engine was loaded with, so every engine computes the same loss on the same batch; losses
 // and gradient norms are returned so the driver can print them side by side.
-import { GpuRuntime } from '../src/gpu/runtime';
+import { GpuRuntime, type EngineCounters } from '../src/gpu/runtime';
 import type { PoolStats } from '../src/gpu/bufferPool';
 import { configFromHf, type ModelConfig } from '../src/model/config';
 import { generate, type GenerationConfig } from '../src/model/generate';
@@ -50,12 +50,8 @@ export interface TimingRequest {
   seed: number;
 }
 
-export interface StepCounters {
-  submits: number;
-  readbacks: number;
-  bytesRead: number;
-  dispatches: number;
-}
+/** Submissions, readbacks, dispatches, bind groups and pipelines created/reused, buffers created. */
+export type StepCounters = EngineCounters;
 
 export interface TimingResult {
   tokens: number;
@@ -66,6 +62,8 @@ export interface TimingResult {
   loss: number;
   /** Per step (the last timed one). */
   counters: StepCounters;
+  /** The first step of the run (warm-up included), which pays for pipelines and bind groups. */
+  firstCounters?: StepCounters;
 }
 
 export interface ForwardBackwardResult extends TimingResult {
@@ -99,6 +97,8 @@ export interface SampleResult {
   submits: number;
   readbacks: number;
   bytesRead: number;
+  /** The last run's counters (dispatches, bind groups, pipelines). */
+  counters: StepCounters;
 }
 
 /** 'jax' is jax-js under jit; 'jax-eager' the same code without jit (see peers/jaxGpt2.ts). */
@@ -217,9 +217,20 @@ const median = (xs: number[]) => {
 };
 
 function diff(rt: GpuRuntime, before: StepCounters): StepCounters {
-  const c = rt.counters;
-  return { submits: c.submits - before.submits, readbacks: c.readbacks - before.readbacks, bytesRead: c.bytesRead - before.bytesRead, dispatches: c.dispatches - before.dispatches };
+  return rt.countersSince(before);
 }
+
+const NO_COUNTERS: StepCounters = {
+  submits: 0,
+  readbacks: 0,
+  bytesRead: 0,
+  dispatches: 0,
+  bindGroupsCreated: 0,
+  bindGroupsReused: 0,
+  pipelinesCreated: 0,
+  pipelinesWarmed: 0,
+  buffersCreated: 0,
+};
 
 /** One SFT step per timed step: forward + cross-entropy + backward + clipped AdamW, one submission. */
 async function train(rt: GpuRuntime, req: TimingRequest): Promise<TrainResult> {
@@ -228,18 +239,24 @@ async function train(rt: GpuRuntime, req: TimingRequest): Promise<TrainResult> {
   const { examples } = benchBatch(model.config, req);
   // A tiny learning rate: the figures are about speed, the weights should stay sane.
   const trainer = new SftTrainer(rt, model, 0, { learning_rate: 1e-5, lr_scheduler_type: 'constant', warmup_steps: 0 });
-  for (let i = 0; i < req.warmup; i++) await trainer.trainStep(examples);
+  let firstCounters: StepCounters | undefined;
+  for (let i = 0; i < req.warmup; i++) {
+    const before = rt.snapshotCounters();
+    await trainer.trainStep(examples);
+    firstCounters ??= diff(rt, before);
+  }
   const seconds: number[] = [];
   let loss = NaN;
   let gradNorm = NaN;
   let skipped = 0;
-  let counters: StepCounters = { submits: 0, readbacks: 0, bytesRead: 0, dispatches: 0 };
+  let counters: StepCounters = NO_COUNTERS;
   for (let i = 0; i < req.steps; i++) {
-    const before = { ...rt.counters };
+    const before = rt.snapshotCounters();
     const t0 = performance.now();
     const r = await trainer.trainStep(examples);
     seconds.push((performance.now() - t0) / 1000);
     counters = diff(rt, before);
+    firstCounters ??= counters;
     if (i === 0) {
       loss = r.loss;
       gradNorm = r.gradNorm;
@@ -257,6 +274,7 @@ async function train(rt: GpuRuntime, req: TimingRequest): Promise<TrainResult> {
     gradNorm,
     skipped,
     counters,
+    firstCounters,
     memory: { parameterBytes: model.params.bytes, pool: rt.pool.snapshot() },
   };
 }
@@ -271,9 +289,9 @@ function oursRunner(rt: GpuRuntime, model: Transformer, b: PeerBatch): PeerRunne
   const predicted = b.mask.reduce((s, m) => s + m, 0);
   const runner = {
     notes: 'one submission: zero grads, forward, log-prob + weighted-sum loss, backward',
-    counters: { submits: 0, readbacks: 0, bytesRead: 0, dispatches: 0 },
+    counters: NO_COUNTERS,
     async step() {
-      const before = { ...rt.counters };
+      const before = rt.snapshotCounters();
       const t0 = performance.now();
       const rec = rt.recorder('bench fwd+bwd');
       model.params.recordZeroGrads(rec);
@@ -394,9 +412,9 @@ async function sample(rt: GpuRuntime, req: SampleRequest): Promise<SampleResult>
   const options = { eosTokenId: -1, stepsPerSubmit: 16 };
   if (req.warmup) await generate(model, prompts, { ...cfg, max_completion_length: Math.min(2, req.newTokens) }, options);
   const seconds: number[] = [];
-  let counters: StepCounters = { submits: 0, readbacks: 0, bytesRead: 0, dispatches: 0 };
+  let counters: StepCounters = NO_COUNTERS;
   for (let r = 0; r < req.runs; r++) {
-    const before = { ...rt.counters };
+    const before = rt.snapshotCounters();
     const out = await generate(model, prompts, cfg, options);
     counters = diff(rt, before);
     const produced = out.completions.reduce((s, c) => s + c.length, 0);
@@ -412,6 +430,7 @@ async function sample(rt: GpuRuntime, req: SampleRequest): Promise<SampleResult>
     submits: counters.submits,
     readbacks: counters.readbacks,
     bytesRead: counters.bytesRead,
+    counters,
   };
 }
 

@@ -1,5 +1,9 @@
 // Reuses GPU buffers between steps. Sizes are rounded up to one of eight buckets per power
 // of two, so a reused buffer wastes at most 12.5% while most requests hit the free list.
+// A request gets the free buffer created first (lowest serial), not the last one released:
+// then a step that makes the same requests as the one before gets the very same buffers back,
+// whatever order they were released in, so its cached bind groups all hit (a LIFO free list
+// handed them out reversed every other step and the bind group cache missed).
 
 export interface PoolStats {
   /** Bytes in buffers currently handed out. */
@@ -12,8 +16,11 @@ export interface PoolStats {
 }
 
 export class BufferPool {
+  /** Free buffers per usage and size, sorted by serial, highest first (pop takes the lowest). */
   private readonly free = new Map<string, GPUBuffer[]>();
   private readonly owned = new Set<GPUBuffer>();
+  private readonly serials = new WeakMap<GPUBuffer, number>();
+  private nextSerial = 0;
   private readonly stats: PoolStats = { bytesInUse: 0, bytesFree: 0, created: 0, reused: 0 };
 
   constructor(private readonly device: GPUDevice) {}
@@ -36,6 +43,7 @@ export class BufferPool {
       return reused;
     }
     const buffer = this.device.createBuffer({ size, usage, label });
+    this.serials.set(buffer, this.nextSerial++);
     this.stats.created++;
     this.stats.bytesInUse += size;
     this.owned.add(buffer);
@@ -47,7 +55,16 @@ export class BufferPool {
     const key = `${buffer.usage}:${buffer.size}`;
     let list = this.free.get(key);
     if (!list) this.free.set(key, (list = []));
-    list.push(buffer);
+    // Binary search for its place in the descending serial order.
+    const serial = this.serials.get(buffer)!;
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.serials.get(list[mid])! > serial) lo = mid + 1;
+      else hi = mid;
+    }
+    list.splice(lo, 0, buffer);
     this.stats.bytesInUse -= buffer.size;
     this.stats.bytesFree += buffer.size;
   }

@@ -30,8 +30,10 @@ export class PipelineCache {
   private readonly layouts = new Map<string, GPUBindGroupLayout>();
   /** Launchers reuse their spec objects: look those up without hashing the source again. */
   private readonly bySpec = new WeakMap<KernelSpec, KernelPipeline>();
-  /** Number of pipelines actually compiled (cache misses); a benchmark reports it. */
+  /** Number of pipelines compiled on demand (cache misses); a benchmark reports it. */
   compiled = 0;
+  /** Number of pipelines compiled ahead of use by warm() (createComputePipelineAsync). */
+  warmed = 0;
 
   constructor(private readonly device: GPUDevice) {}
 

@@ -12,6 +12,26 @@ function storageUsage(): GPUBufferUsageFlags {
   return GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
 }
 
+/**
+ * Everything a step costs in setup and commands, as running totals: benchmarks print the
+ * difference over a step, and a test asserts the deterministic ones (a steady-state step
+ * creates no bind groups, pipelines or buffers).
+ */
+export interface EngineCounters {
+  submits: number;
+  dispatches: number;
+  readbacks: number;
+  bytesRead: number;
+  bindGroupsCreated: number;
+  bindGroupsReused: number;
+  /** Pipelines compiled on demand, when a dispatch first needed them (warm-up avoids these). */
+  pipelinesCreated: number;
+  /** Pipelines compiled ahead of use by warmPipelines (createComputePipelineAsync). */
+  pipelinesWarmed: number;
+  /** GPU buffers the pool had to create (a step that reuses everything adds 0). */
+  buffersCreated: number;
+}
+
 export class GpuRuntime {
   readonly pipelines: PipelineCache;
   readonly pool: BufferPool;
@@ -30,6 +50,26 @@ export class GpuRuntime {
     this.pool = new BufferPool(device);
     this.bindGroups = new BindGroupCache(device);
     this.loss = new DeviceLossWatch(lost);
+  }
+
+  /** The running totals now; subtract with countersSince. */
+  snapshotCounters(): EngineCounters {
+    return {
+      ...this.counters,
+      bindGroupsCreated: this.bindGroups.stats.created,
+      bindGroupsReused: this.bindGroups.stats.reused,
+      pipelinesCreated: this.pipelines.compiled,
+      pipelinesWarmed: this.pipelines.warmed,
+      buffersCreated: this.pool.snapshot().created,
+    };
+  }
+
+  /** What happened since `before` (a snapshotCounters result). */
+  countersSince(before: EngineCounters): EngineCounters {
+    const now = this.snapshotCounters();
+    const out = { ...now };
+    for (const k of Object.keys(now) as (keyof EngineCounters)[]) out[k] = now[k] - before[k];
+    return out;
   }
 
   static async create(options?: AcquireOptions): Promise<GpuRuntime> {

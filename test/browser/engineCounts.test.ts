@@ -1,0 +1,51 @@
+// The engine's deterministic counts per training step (counts, never times): how many
+// dispatches a step records for a fixed model, and that a steady-state step (second onward)
+// creates no bind groups, pipelines or buffers — per-step setup is what costs on a software adapter.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
+
+let harness: Harness;
+beforeAll(async () => {
+  harness = await openHarness();
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+interface Counts {
+  submits: number;
+  dispatches: number;
+  bindGroupsCreated: number;
+  bindGroupsReused: number;
+  pipelinesCreated: number;
+  buffersCreated: number;
+  finite: boolean;
+}
+
+describe('engine counts per train step', () => {
+  it('records a fixed number of dispatches and creates nothing after the first step', async () => {
+    const r = (await harness.runModule('/test/harness/cases/engineCounts.ts', 'trainStepCounts', { layers: 2, steps: 3 })) as { steps: Counts[]; tensors: number };
+    const [first, second, third] = r.steps;
+    for (const s of r.steps) {
+      expect(s.finite).toBe(true);
+      expect(s.submits).toBe(1);
+    }
+    // The first step compiles its pipelines and builds its bind groups.
+    expect(first.pipelinesCreated).toBeGreaterThan(0);
+    expect(first.bindGroupsCreated).toBeGreaterThan(0);
+    // 2 layers, 36 trainable tensors: forward + loss + backward, then grad norm (one partial
+    // pass per tensor + 2) and AdamW (one per tensor). A change in this count is a change in
+    // the engine's dispatch plan: update it knowingly.
+    expect(r.tensors).toBe(36);
+    expect(first.dispatches).toBe(171);
+    // Same model, same batch shape: the same commands every step.
+    expect(second.dispatches).toBe(first.dispatches);
+    expect(third.dispatches).toBe(first.dispatches);
+    for (const s of [second, third]) {
+      expect(s.pipelinesCreated).toBe(0);
+      expect(s.bindGroupsCreated).toBe(0);
+      expect(s.bindGroupsReused).toBe(s.dispatches);
+      expect(s.buffersCreated).toBe(0);
+    }
+  }, 300_000);
+});
