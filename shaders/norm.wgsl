@@ -21,6 +21,8 @@
 // Each entry point declares its own resource variables; binding numbers are reused across
 // entry points (WGSL forbids aliasing only within one entry point's interface).
 
+// The launcher (src/ops/norm.ts normRowWorkgroup) rewrites this to 64 for the row kernels of
+// short rows; it must stay a power of two for the reduction trees.
 const WG: u32 = 256u;
 
 struct Params {

@@ -96,7 +96,8 @@ async function checkNorm(input: NormInput) {
 
 describe('norm kernels (WGSL) vs float64 twin', () => {
   for (const kind of ['layernorm', 'rmsnorm'] as const) {
-    // Rows 70 = 2 full partial chunks of 32 + 6; dims below, at and over the 256-thread workgroup.
+    // Rows 70 = 2 full partial chunks of 32 + 6; dims below, at and over the row kernels'
+    // workgroup (64 threads up to D = 1024, 256 beyond: normRowWorkgroup).
     for (const [seed, rows, dim] of [
       [1, 1, 2],
       [2, 7, 33],
@@ -104,6 +105,8 @@ describe('norm kernels (WGSL) vs float64 twin', () => {
       [4, 3, 768],
       [5, 5, 1000],
       [6, 70, 40],
+      [7, 4, 65],
+      [8, 3, 1100],
     ] as const) {
       it(`${kind}: random ${rows} x ${dim}`, async () => {
         await checkNorm(randomNorm(kind, seed * 10 + (kind === 'layernorm' ? 0 : 1), rows, dim));
