@@ -12,6 +12,8 @@ export interface TrainRequest {
   steps?: number;
   /** The remote judge's API key (scripts/train.mjs reads it from RUBRIC_JUDGE_API_KEY). */
   judgeApiKey?: string;
+  /** Also return every step's completion texts (scripts/experiments/lessons.mjs reads what the model writes). */
+  keepCompletions?: boolean;
 }
 
 export async function runExperiment(rt: GpuRuntime, request: TrainRequest) {
@@ -20,6 +22,7 @@ export async function runExperiment(rt: GpuRuntime, request: TrainRequest) {
   const ctx = await buildGrpoContext(rt, experiment, files, { judgeApiKey: request.judgeApiKey });
   const metrics: StepMetrics[] = [];
   let lastRollouts: RolloutRecord[] = [];
+  const completions: string[][] = [];
   const errors: string[] = [];
   const trainer = new GrpoTrainer(ctx, {
     prompts: experiment.prompts,
@@ -27,11 +30,12 @@ export async function runExperiment(rt: GpuRuntime, request: TrainRequest) {
       if (e.type === 'step') {
         metrics.push(e.metrics);
         lastRollouts = e.rollouts;
+        if (request.keepCompletions) completions.push(e.rollouts.map((r) => r.completion));
       } else if (e.type === 'error') errors.push(e.message);
     },
   });
   const steps = request.steps ?? ctx.config.max_steps;
   for (let i = 0; i < steps && trainer.status !== 'failed' && trainer.status !== 'finished'; i++) await trainer.singleStep();
   releaseGrpoContext(ctx);
-  return { status: trainer.status, steps: trainer.step, metrics, rollouts: lastRollouts, errors };
+  return { status: trainer.status, steps: trainer.step, metrics, rollouts: lastRollouts, errors, ...(request.keepCompletions ? { completions } : {}) };
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env node
+// Lesson experiments (issue 16): trains every lesson (or the ones named) headless with its own
+// settings over several seeds, with the app's trainer (scripts/page/train.ts) in one headless
+// Chromium, and measures the figure each lesson's claim is about (scripts/page/lessonFigures.ts).
+// On demand, not CI: a full run takes one to two hours on 2 CPU cores (SwiftShader).
+//
+//   node scripts/experiments/lessons.mjs [--lesson ID[,ID...]] [--seeds 1,2] [--steps N] [--out DIR]
+//
+// Writes DIR/lessons.json (every run's per-step figures, a few completions of its first and last
+// step, and the summary) and DIR/lessons.md (the table the README shows) after every run, so an
+// interrupted run still leaves the finished ones. DIR defaults to bench/results/lessons (ignored
+// by git). --steps overrides every lesson's default step count (STEPS below).
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { openHarness, repoRoot } from '../lib/browser.mjs';
+
+/** Steps each lesson family needs for its claim to show (measured; see the README's "Lesson experiments"). */
+const STEPS = { 'grpo-basics': 5, 'reward-hacking': 8, 'zero-variance': 4, clipping: 4 };
+const stepsFor = (id) => STEPS[Object.keys(STEPS).find((k) => id.startsWith(k))] ?? 5;
+
+const { values } = parseArgs({
+  options: {
+    lesson: { type: 'string', multiple: true },
+    seeds: { type: 'string', default: '1,2' },
+    steps: { type: 'string' },
+    out: { type: 'string', default: join(repoRoot, 'bench', 'results', 'lessons') },
+  },
+});
+const fail = (msg) => {
+  console.error(`lessons: ${msg}`);
+  process.exit(2);
+};
+const seeds = values.seeds.split(',').map((s) => Number(s.trim()));
+if (!seeds.length || seeds.some((s) => !Number.isInteger(s) || s < 0)) fail('--seeds must be a comma-separated list of non-negative integers, e.g. 1,2,3');
+const steps = values.steps === undefined ? undefined : Number(values.steps);
+if (steps !== undefined && (!Number.isInteger(steps) || steps < 1)) fail('--steps must be a positive integer');
+const ids = (values.lesson ?? []).flatMap((l) => l.split(',')).map((s) => s.trim()).filter(Boolean);
+const out = resolve(values.out);
+mkdirSync(out, { recursive: true });
+
+/** What a run keeps of a step: the fields the figures read, and a little more for the record. */
+const keep = (m) => ({
+  step: m.step,
+  rewards: m.rewards,
+  held_out: m.held_out,
+  frac_reward_zero_std: m.frac_reward_zero_std,
+  entropy: m.entropy,
+  clip_ratio_low: m.clip_ratio_low,
+  clip_ratio_high: m.clip_ratio_high,
+  clip_ratio_region: m.clip_ratio_region,
+  completions: { mean_length: m.completions.mean_length },
+  loss: m.loss,
+  step_seconds: m.step_seconds,
+});
+
+const harness = await openHarness();
+const adapter = `${harness.info.vendor} ${harness.info.architecture} ${harness.info.description}`.trim() + (harness.info.isFallback ? ' (fallback adapter)' : '');
+const runs = [];
+try {
+  const lessons = await harness.runModule('/scripts/page/lessons.ts', 'lessonExperiments', { ids });
+  console.log(`lessons: ${lessons.length} lessons × seeds ${seeds.join(', ')} on ${adapter}; writing ${out}`);
+  // Seed-major (every lesson once, then again with the next seed), so a run cut short still covers
+  // every lesson; --lesson sets the lesson order.
+  for (const seed of seeds) {
+    for (const lesson of lessons) {
+      const experiment = structuredClone(lesson.experiment);
+      experiment.config = { ...experiment.config, seed };
+      const n = steps ?? stepsFor(lesson.id);
+      const t0 = Date.now();
+      const result = await harness.runModule('/scripts/page/train.ts', 'runExperiment', { experiment, steps: n, keepCompletions: true });
+      const seconds = (Date.now() - t0) / 1000;
+      for (const e of result.errors) console.error(`lessons: ${lesson.id} seed ${seed}: ${e}`);
+      const c = result.completions ?? [];
+      runs.push({
+        lesson: lesson.id,
+        seed,
+        status: result.status,
+        seconds,
+        metrics: result.metrics.map(keep),
+        completions_first_step: (c[0] ?? []).slice(0, 8),
+        completions_last_step: (c[c.length - 1] ?? []).slice(0, 8),
+      });
+      const last = result.metrics[result.metrics.length - 1];
+      console.log(
+        `${lesson.id} seed ${seed}: ${result.status} after ${result.steps} steps in ${seconds.toFixed(0)} s; last reward ${last?.rewards.reward?.toFixed(3) ?? 'n/a'}` +
+          (last?.held_out ? `, held-out ${last.held_out.reward?.toFixed(3) ?? 'n/a'}` : ''),
+      );
+      const { summaries, markdown } = await harness.runModule('/scripts/page/lessons.ts', 'summarise', { runs, adapter });
+      const config = Object.fromEntries(lessons.map((l) => [l.id, l.experiment.config]));
+      writeFileSync(join(out, 'lessons.json'), JSON.stringify({ adapter, seeds, configs: config, summaries, runs }, null, 1));
+      writeFileSync(join(out, 'lessons.md'), `${markdown}\n`);
+    }
+  }
+  const { markdown } = await harness.runModule('/scripts/page/lessons.ts', 'summarise', { runs, adapter });
+  console.log(`\n${markdown}`);
+} catch (err) {
+  console.error(`lessons: ${String(err.message).replace(/^page\.evaluate: \w*Error: /, '')}`);
+  process.exitCode = 1;
+} finally {
+  await harness.close();
+}
