@@ -3,6 +3,7 @@
 // records a whole optimizer step (norm + every tensor's update) into the caller's recording, so
 // one trainer step stays one submission and reads back at most the 16-byte step state.
 import code from '../../shaders/adamw.wgsl?raw';
+import multiCode from '../../shaders/adamw_multi.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
@@ -16,6 +17,7 @@ import {
   type GradNormOptions,
   type StepState,
 } from './gradNorm';
+import { bufferOfBinding, expandMultiTensor, tensorGroups } from './multiTensor';
 
 const WORKGROUP = 256;
 
@@ -25,6 +27,31 @@ const STEP: KernelSpec = {
   entryPoint: 'adamw_step',
   bindings: ['uniform', 'read-only-storage', 'read-only-storage', 'storage', 'storage', 'storage'],
 };
+
+/** Most tensors one multi-tensor AdamW dispatch binds (four storage bindings each). */
+const MULTI_MAX = 4;
+const MULTI_SPECS = new Map<number, KernelSpec>();
+
+/** adamw_step over `tensors` tensors at once (shaders/adamw_multi.wgsl). */
+function multiStep(tensors: number): KernelSpec {
+  let spec = MULTI_SPECS.get(tensors);
+  if (!spec) {
+    const perTensor = ['read-only-storage', 'storage', 'storage', 'storage'] as const;
+    spec = {
+      name: 'adamw_multi',
+      code: expandMultiTensor(multiCode, tensors, 2, 4),
+      entryPoint: 'adamw_step_multi',
+      bindings: ['uniform', 'read-only-storage', ...Array.from({ length: tensors }, () => perTensor).flat()],
+    };
+    MULTI_SPECS.set(tensors, spec);
+  }
+  return spec;
+}
+
+/** Tensors per AdamW dispatch on this device: four storage bindings each, plus the step state. */
+export function adamwGroupSize(limits: GPUSupportedLimits): number {
+  return Math.max(1, Math.min(MULTI_MAX, Math.floor((limits.maxStorageBuffersPerShaderStage - 1) / 4)));
+}
 
 /** Hugging Face TrainingArguments names and defaults. */
 export interface AdamWOptions {
@@ -105,7 +132,8 @@ export function validateAdamW(
 }
 
 /**
- * Records one AdamW update per tensor (one dispatch each). `stepState` is the buffer written by
+ * Records the AdamW update of every tensor: groups of adamwGroupSize tensors share a dispatch
+ * (shaders/adamw_multi.wgsl), a lone tensor gets adamw.wgsl. `stepState` is the buffer written by
  * recordGradNorm in the same or an earlier recording; `step` is t, counting from 1.
  */
 export function recordAdamW(
@@ -120,11 +148,32 @@ export function recordAdamW(
   if (bindingBytes(stepState) < STEP_STATE_FLOATS * 4) {
     throw new RangeError(`stepState: the binding has ${bindingBytes(stepState)} bytes, it needs ${STEP_STATE_FLOATS * 4}`);
   }
-  const kernel = rt.pipeline(STEP);
-  for (const t of tensors) {
-    const params = rec.uniform(paramsFor(t.count, hyper, step, t.weight_decay ?? hyper.weightDecay));
-    const [x, y] = rt.grid(Math.ceil(t.count / WORKGROUP));
-    rec.dispatch(kernel, [params, t.grad, stepState, t.param, t.m, t.v], x, y);
+  const buffersOf = (k: number) => [tensors[k].grad, tensors[k].param, tensors[k].m, tensors[k].v].map(bufferOfBinding);
+  for (const [start, end] of tensorGroups(tensors.length, adamwGroupSize(rt.device.limits), buffersOf)) {
+    if (end - start === 1) {
+      const t = tensors[start];
+      const params = rec.uniform(paramsFor(t.count, hyper, step, t.weight_decay ?? hyper.weightDecay));
+      const [x, y] = rt.grid(Math.ceil(t.count / WORKGROUP));
+      rec.dispatch(rt.pipeline(STEP), [params, t.grad, stepState, t.param, t.m, t.v], x, y);
+      continue;
+    }
+    const group = tensors.slice(start, end);
+    const data = new ArrayBuffer(32 + 16 * group.length);
+    const f32 = new Float32Array(data);
+    const u32 = new Uint32Array(data);
+    // float64 here, rounded once to f32 (see adamw.wgsl's header).
+    f32.set([hyper.beta1, hyper.beta2, 1 - hyper.beta1, 1 - hyper.beta2, hyper.lr / (1 - hyper.beta1 ** step), Math.sqrt(1 - hyper.beta2 ** step), hyper.eps]);
+    u32[7] = group.length;
+    let workgroups = 0;
+    group.forEach((t, j) => {
+      u32[8 + 4 * j] = t.count;
+      u32[9 + 4 * j] = workgroups;
+      f32[10 + 4 * j] = 1 - hyper.lr * (t.weight_decay ?? hyper.weightDecay);
+      workgroups += Math.ceil(t.count / WORKGROUP);
+    });
+    const [x, y] = rt.grid(workgroups);
+    const bindings = group.flatMap((t) => [t.grad, t.param, t.m, t.v]);
+    rec.dispatch(rt.pipeline(multiStep(group.length)), [rec.uniform(u32), stepState, ...bindings], x, y);
   }
 }
 

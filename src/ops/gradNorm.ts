@@ -2,9 +2,11 @@
 // coefficient of torch.nn.utils.clip_grad_norm_ and a finite flag, written on the GPU into a
 // small "step state" buffer that the AdamW kernel reads. Nothing is read back unless asked.
 import code from '../../shaders/grad_norm.wgsl?raw';
+import multiCode from '../../shaders/grad_norm_multi.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
+import { expandMultiTensor, tensorGroups } from './multiTensor';
 
 const WORKGROUP = 256;
 /** Elements per thread a partial-sum workgroup covers before another workgroup is added. */
@@ -30,6 +32,30 @@ const FINISH: KernelSpec = {
   entryPoint: 'finish',
   bindings: ['uniform', 'read-only-storage', 'storage'],
 };
+
+/** Most gradient tensors one multi-tensor partial-sum dispatch binds. */
+const MULTI_MAX = 8;
+const MULTI_SPECS = new Map<number, KernelSpec>();
+
+/** partial_sums over `tensors` tensors at once (shaders/grad_norm_multi.wgsl). */
+function multiPartials(tensors: number): KernelSpec {
+  let spec = MULTI_SPECS.get(tensors);
+  if (!spec) {
+    spec = {
+      name: 'grad_norm_multi',
+      code: expandMultiTensor(multiCode, tensors, 2, 1),
+      entryPoint: 'partial_sums_multi',
+      bindings: ['uniform', 'storage', ...Array<'read-only-storage'>(tensors).fill('read-only-storage')],
+    };
+    MULTI_SPECS.set(tensors, spec);
+  }
+  return spec;
+}
+
+/** Tensors per partial-sum dispatch on this device: its storage bindings less the partials. */
+export function gradNormGroupSize(limits: GPUSupportedLimits): number {
+  return Math.max(1, Math.min(MULTI_MAX, limits.maxStorageBuffersPerShaderStage - 1));
+}
 
 /** Float index of each scalar in the step-state buffer (STEP_STATE_FLOATS f32 values). */
 export const STEP_STATE = { gradNorm: 0, clipScale: 1, finite: 2, nonfiniteCount: 3 } as const;
@@ -104,7 +130,8 @@ export function partialsFor(count: number): number {
 }
 
 /**
- * Records the three passes for `tensors` (3 + T dispatches, no readback). Returns pooled
+ * Records the three passes for `tensors` (2 + ceil(T / gradNormGroupSize) dispatches, no
+ * readback). Returns pooled
  * buffers; pass `stepState` to recordAdamW, read it with readStepState, release both.
  */
 export function recordGradNorm(
@@ -126,11 +153,25 @@ export function recordGradNorm(
   const tensorStats = rt.storage(count * 8, 'grad_norm.tensor_stats');
   const stepState = rt.storage(STEP_STATE_FLOATS * 4, 'step_state');
 
-  const partialKernel = rt.pipeline(PARTIALS);
-  tensors.forEach((t, k) => {
-    const params = rec.uniform(paramsFor(t.count, offsets[k], 0, false));
-    rec.dispatch(partialKernel, [params, t.grad, partials], offsets[k + 1] - offsets[k]);
-  });
+  // The first pass over groups of tensors, one dispatch each (a lone tensor: partial_sums).
+  for (const [start, end] of tensorGroups(count, gradNormGroupSize(rt.device.limits))) {
+    if (end - start === 1) {
+      const params = rec.uniform(paramsFor(tensors[start].count, offsets[start], 0, false));
+      rec.dispatch(rt.pipeline(PARTIALS), [params, tensors[start].grad, partials], offsets[end] - offsets[start]);
+      continue;
+    }
+    const table = new Uint32Array(4 + 4 * (end - start));
+    table[0] = end - start;
+    for (let k = start; k < end; k++) {
+      const j = 4 + 4 * (k - start);
+      table[j] = tensors[k].count;
+      table[j + 1] = offsets[k];
+      table[j + 2] = offsets[k + 1] - offsets[k];
+      table[j + 3] = offsets[k] - offsets[start];
+    }
+    const grads = tensors.slice(start, end).map((t) => t.grad);
+    rec.dispatch(rt.pipeline(multiPartials(end - start)), [rec.uniform(table), partials, ...grads], offsets[end] - offsets[start]);
+  }
   const [x, y] = rt.grid(count);
   rec.dispatch(rt.pipeline(TENSOR_SUMS), [rec.uniform(paramsFor(count, 0, 0, false)), partials, tensorStats, table], x, y);
   rec.dispatch(rt.pipeline(FINISH), [rec.uniform(paramsFor(count, 0, maxNorm, clip)), tensorStats, stepState], 1);

@@ -49,5 +49,5 @@ export async function trainStepCounts(rt: GpuRuntime, input: { layers: number; s
   } finally {
     model.params.destroy();
   }
-  return { steps, tensors: model.params.trainable.length };
+  return { steps, tensors: model.params.trainable.length, maxStorageBuffers: rt.device.limits.maxStorageBuffersPerShaderStage };
 }

@@ -89,7 +89,7 @@ export async function optimizerSteps(rt: GpuRuntime, input: StepsInput) {
         ...(input.snapshots ? { after: await snapshot() } : {}),
       });
     }
-    return { steps, final: await snapshot() };
+    return { steps, final: await snapshot(), maxStorageBuffers: rt.device.limits.maxStorageBuffersPerShaderStage };
   } finally {
     for (const t of tensors) rt.release(t.param, t.m, t.v, t.grad);
   }
