@@ -115,6 +115,21 @@ export const grpoConfigSchema = z
     scaffold_criteria_fraction: probability.default(0.5),
     /** Truncated importance weight min(π(y_t|prompt) / π(y_t|prompt + scaffold), cap) on scaffolded tokens; null = none (RuscaRL as published). */
     scaffold_is_cap: z.number().gt(0).max(100).nullable().default(2),
+    /** HeRL hindsight revision: up to ⌊herl_fraction · num_generations⌋ failed rollouts per group get a revised rollout from prompt + failed answer + unmet criteria (0 = off). */
+    herl_fraction: z.number().min(0).max(1).default(0),
+    /** HeRL's improvement bonus: a revision trains on r' + herl_bonus · max(0, r' − r) (r: the failed answer's reward). */
+    herl_bonus: z.number().min(0).max(10).default(0.5),
+    /** RISE-RL / guidance on demand: a group whose rewards are all at or below guidance_fail_threshold gets guided rollouts. */
+    guidance_on_demand: z.boolean().default(false),
+    guidance_fail_threshold: z.number().min(-1000).max(1000).default(0),
+    /** Guided rollouts sampled for each failed group (at most num_generations). */
+    guidance_num_generations: z.number().int().min(1).max(64).default(2),
+    /** Coefficient of the auxiliary term the kept guided rollouts train in, at step 0; it decays linearly to 0. */
+    rise_aux_coef: z.number().min(0).max(10).default(1),
+    /** Steps over which rise_aux_coef decays to 0; null = max_steps. */
+    rise_aux_decay_steps: z.number().int().min(1).nullable().default(null),
+    /** Truncated importance weight of hindsight and on-demand rollouts' tokens (as scaffold_is_cap); null = none. */
+    guided_is_cap: z.number().gt(0).max(100).nullable().default(2),
     // Token credit (src/rl/credit/): how a rollout's advantage is spread over its tokens. Not
     // GRPOConfig options (TRL broadcasts one advantage to every token); the help names the papers.
     /** RCCA / DRACO: the fraction of the advantage redistributed onto criteria's evidence spans (0 = off). */
@@ -181,6 +196,7 @@ export const grpoConfigSchema = z
       });
     }
     for (const issue of tokenCreditIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of guidedRolloutIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     if (c.entropy_coef !== 0 && !Number.isFinite(c.entropy_coef)) {
       ctx.addIssue({ code: 'custom', path: ['entropy_coef'], message: 'must be finite' });
     }
@@ -252,6 +268,33 @@ function tokenCreditIssues(c: {
       path: ['cripo_flip'],
       message: `needs num_iterations = 1, got ${c.num_iterations}: the flip is a negative token weight on the clipped loss, which equals a flipped advantage only while π_θ = π_old (the first pass); later passes would lose the clip on those tokens`,
     });
+  }
+  return issues;
+}
+
+/** Hindsight (HeRL) and on-demand (RISE-RL) options that cannot work with the rest of the config. */
+function guidedRolloutIssues(c: {
+  herl_fraction: number;
+  guidance_on_demand: boolean;
+  guidance_num_generations: number;
+  num_generations: number;
+  per_device_train_batch_size: number | null;
+}): { path: string[]; message: string }[] {
+  const issues: { path: string[]; message: string }[] = [];
+  const on = c.herl_fraction > 0 ? 'herl_fraction' : c.guidance_on_demand ? 'guidance_on_demand' : null;
+  // The extra rows vary in number from step to step, so they cannot be split into fixed slices or micro-batches.
+  const slices = (c as { steps_per_generation?: number }).steps_per_generation ?? 1;
+  if (on && slices > 1) {
+    issues.push({ path: [on], message: `needs steps_per_generation = 1, got ${slices}: the extra guided rollouts vary in number from step to step, so the batch cannot be split into equal slices` });
+  }
+  if (on && c.per_device_train_batch_size !== null) {
+    issues.push({ path: [on], message: `needs per_device_train_batch_size empty (the whole batch in one submission), got ${c.per_device_train_batch_size}: the extra guided rollouts vary in number from step to step, so the batch cannot be split into equal micro-batches` });
+  }
+  if (c.herl_fraction > 0 && Math.floor(c.herl_fraction * c.num_generations + 1e-9) === 0) {
+    issues.push({ path: ['herl_fraction'], message: `${c.herl_fraction} of a group of ${c.num_generations} is no rollout: use at least ${1 / c.num_generations} (or 0 for off)` });
+  }
+  if (c.guidance_on_demand && c.guidance_num_generations > c.num_generations) {
+    issues.push({ path: ['guidance_num_generations'], message: `must be at most num_generations (${c.num_generations}), got ${c.guidance_num_generations}` });
   }
   return issues;
 }

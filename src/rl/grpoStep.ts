@@ -21,7 +21,7 @@ import {
 } from '../rubric';
 import { applyBias, type JudgeBias } from '../rubric/bias';
 import type { GrpoConfig } from './config';
-import { sampleRollouts, withImportanceWeights, type ExploreMetrics, type GuidedLabel } from './explore';
+import { guidedRollouts, rowScales, sampleRollouts, withImportanceWeights, withRowScales, type ExploreMetrics, type GuidedLabel } from './explore';
 import { completionMetrics, fracRewardZeroStd, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
 import { judgeFailureMetrics, type JudgeFailureMetrics } from './judgeFailures';
 import { tokenCredit } from './credit';
@@ -201,6 +201,12 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   await hooks.onStage?.('judged', rollouts);
   checkAbort(hooks.signal);
 
+  // 2b. Extra guided rows from the judged groups (src/rl/explore/guided.ts): HeRL revisions of failed
+  // rollouts and RISE-RL guidance for failed groups; judged, with float64 advantages, trained after
+  // the natural rollouts under the original prompt. None with both options off.
+  const extra = await guidedRollouts(ctx, step, rollouts, sampled.trainPromptIds, { signal: hooks.signal, onProgress: progress });
+  const trained = [...rollouts, ...extra.rollouts];
+
   // 3. Group-relative advantages on the GPU.
   const gdpo = cfg.multi_objective_aggregation === 'normalize_then_sum';
   let rewardMatrix: Float32Array;
@@ -233,12 +239,12 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   await rec.submit();
   const advantages = await advRead;
   rollouts.forEach((r, i) => (r.advantage = advantages[i]));
-  await hooks.onStage?.('advantages', rollouts);
+  await hooks.onStage?.('advantages', trained);
   checkAbort(hooks.signal);
 
   // 4. num_iterations updates on the same rollouts.
   // Guided rollouts are trained under the original prompt (sampled.trainPromptIds), never their guidance.
-  const batch = buildRolloutBatch(sampled.trainPromptIds, sampled.completions, sampled.truncated, {
+  const batch = buildRolloutBatch([...sampled.trainPromptIds, ...extra.trainPromptIds], [...sampled.completions, ...extra.completions], [...sampled.truncated, ...extra.truncated], {
     padTokenId: tokenizer.padTokenId,
     maskTruncatedCompletions: cfg.mask_truncated_completions,
   });
@@ -282,16 +288,21 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   });
   const tUpdate = performance.now();
   const submitsBefore = rt.counters.submits;
+  // The extra rows: their advantages after the kernel's, their loss term's scale (auxTerm.ts) and importance weights on their tokens.
+  const trainAdvantages = extra.rollouts.length ? rt.upload(Float32Array.from([...advantages, ...extra.advantages]), 'grpo.advantages_with_guided') : adv.advantages;
+  const scales = rowScales(cfg.loss_type, batch.mask, T, [...rollouts.map(() => 'main' as const), ...extra.terms], extra.auxCoef);
+  const tokenWeights = withImportanceWeights(withRowScales(credit.source, rollouts.length, scales, batch), [...sampled.importance, ...extra.importance], batch);
   let update: UpdateResult;
   try {
-    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: adv.advantages, step, learningRate, tokenCredit: withImportanceWeights(credit.source, sampled.importance, batch), onProgress: progress && ((done, total) => progress({ stage: 'updating', done, total })) });
+    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: trainAdvantages, step, learningRate, tokenCredit: tokenWeights, onProgress: progress && ((done, total) => progress({ stage: 'updating', done, total })) });
   } finally {
     rt.release(adv.advantages);
+    if (trainAdvantages !== adv.advantages) rt.release(trainAdvantages);
   }
   const { scalars: named, gradNorm, skipped } = update;
   const creditViews = credit.views();
   const updateSeconds = (performance.now() - tUpdate) / 1000;
-  rollouts.forEach((r, b) => {
+  trained.forEach((r, b) => {
     const at = (j: number) => b * T + batch.completionStart + j;
     const n = r.completion_ids.length;
     r.token_entropy = Array.from({ length: n }, (_, j) => update.entropy[at(j)]);
@@ -304,14 +315,14 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     if (views?.pivot) r.token_entropy_pivot = views.pivot;
     if (views?.cortContrast) r.token_cort_contrast = views.cortContrast;
   });
-  await hooks.onStage?.('updated', rollouts);
+  await hooks.onStage?.('updated', trained);
 
   const metrics: StepMetrics = {
     step,
     rewards: rewardMetrics(rubric, scores, rollouts.map((r) => r.reward), G, cfg.reward_aggregation.pass_threshold),
     held_out: heldOut,
     completions: completionMetrics(sampled.completions.map((c) => c.length), sampled.truncated),
-    exploration: sampled.metrics ?? undefined,
+    exploration: sampled.metrics ? { ...sampled.metrics, ...extra.metrics } : undefined,
     frac_reward_zero_std: fracRewardZeroStd(rollouts.map((r) => r.reward), G),
     unexplored_criteria: credit.diagnostics.unexploredCount,
     suppressed_criteria: credit.diagnostics.suppressedCount,
@@ -333,5 +344,5 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     update_submits: rt.counters.submits - submitsBefore,
     judge_failures: judgeFailureMetrics(rollouts, cfg.max_unscorable_fraction),
   };
-  return { metrics, rollouts };
+  return { metrics, rollouts: trained };
 }

@@ -77,6 +77,15 @@ const EXPLORE_FIELDS: { [K in keyof ExploreMetrics]: true } = {
   scaffolded: true,
   scaffold_logprob_gap: true,
   scaffold_is_ratio_mean: true,
+  herl_revised: true,
+  herl_improved: true,
+  herl_bonus_mean: true,
+  guidance_groups: true,
+  guidance_kept: true,
+  guidance_dropped: true,
+  rise_aux_coef: true,
+  guided_sampled_tokens: true,
+  guided_logprob_gap: true,
 };
 const COMPLETION_FIELDS: { [K in keyof CompletionMetrics]: true } = {
   mean_length: true,

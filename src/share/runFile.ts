@@ -118,6 +118,16 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       scaffolded: count,
       scaffold_logprob_gap: num.nullable(),
       scaffold_is_ratio_mean: num.nullable(),
+      // Hindsight revision and guidance on demand (src/rl/explore/guided.ts); absent in older runs.
+      herl_revised: count.optional(),
+      herl_improved: count.optional(),
+      herl_bonus_mean: num.nullable().optional(),
+      guidance_groups: count.optional(),
+      guidance_kept: count.optional(),
+      guidance_dropped: count.optional(),
+      rise_aux_coef: num.optional(),
+      guided_sampled_tokens: count.optional(),
+      guided_logprob_gap: num.nullable().optional(),
     })
     .optional(),
   judge_failures: z
@@ -167,11 +177,14 @@ const rolloutSchema: z.ZodType<RolloutRecord> = z.strictObject({
   truncated: z.boolean(),
   guided: z
     .strictObject({
-      kind: z.literal('scaffold'),
+      kind: z.enum(['scaffold', 'hindsight', 'on_demand']),
       guidance: z.string().max(100_000),
       criteria: z.array(z.string().max(64)).max(1000),
       logprob_gap: num.optional(),
       is_ratio: num.optional(),
+      revises: count.optional(),
+      bonus: num.optional(),
+      natural_mean: num.optional(),
     })
     .optional(),
   results: z.array(criterionResultSchema),

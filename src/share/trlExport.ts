@@ -270,6 +270,12 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
   if (c.scaffold_fraction > 0) {
     lines.push(unsupported(`scaffold_fraction ${c.scaffold_fraction} (RuscaRL rubric scaffolding): TRL samples only from the dataset prompt; not applied`));
   }
+  if (c.herl_fraction > 0) {
+    lines.push(unsupported(`herl_fraction ${c.herl_fraction} (HeRL hindsight revision, herl_bonus ${c.herl_bonus}): TRL samples once per prompt and cannot add revised rollouts from failed ones and their unmet criteria; not applied`));
+  }
+  if (c.guidance_on_demand) {
+    lines.push(unsupported(`guidance_on_demand (RISE-RL selective internalization: guidance_num_generations ${c.guidance_num_generations}, rise_aux_coef ${c.rise_aux_coef}): TRL has no guided rollouts for failed groups nor an auxiliary loss term; not applied`));
+  }
   if (c.advantage_estimator === 'rank') lines.push(unsupported(`advantage_estimator "rank": TRL has no rank-based advantages; it uses "grpo"`));
   if (c.advantage_estimator === 'rloo') {
     lines.push(

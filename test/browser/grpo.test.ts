@@ -206,3 +206,46 @@ describe('guided exploration: the inspector', () => {
     expect(r.alerted).toBe(false);
   });
 });
+
+describe('guided exploration: hindsight revision (HeRL) and guidance on demand (RISE-RL)', () => {
+  it('samples revisions and on-demand rollouts, labels them guided, keeps those above the natural mean and trains them', async () => {
+    const options = { ...EXPLORE_BASE, herl_fraction: 0.5, herl_bonus: 0.5, guidance_on_demand: true, guidance_num_generations: 4, rise_aux_coef: 0.5, rise_aux_decay_steps: 10 };
+    const r = await harness.runModule(EXPLORE, 'guided', { options });
+    const e = r.metrics.exploration;
+    // Natural judging, then one call for the extra rollouts.
+    expect(r.judgeCalls).toBe(2);
+    expect(r.naturalRewards.slice(0, 4)).toEqual([0, 0, 0, 0]);
+    expect(r.natural.every((x: { guided: unknown }) => x.guided === null)).toBe(true);
+    // The dead group failed as a whole: 4 on-demand rollouts, kept only above its natural mean 0.
+    expect(e.guidance_groups).toBe(1);
+    expect(e.guidance_kept + e.guidance_dropped).toBe(4);
+    expect(e.guidance_kept).toBeGreaterThan(0);
+    expect(e.rise_aux_coef).toBeCloseTo(0.5, 12);
+    const onDemand = r.extra.filter((x: { guided: { kind: string } }) => x.guided.kind === 'on_demand');
+    expect(onDemand).toHaveLength(e.guidance_kept);
+    for (const x of onDemand) {
+      expect(x.group).toBe(0);
+      expect(x.reward).toBeGreaterThan(0);
+      expect(x.advantage).toBeCloseTo(x.reward, 6); // r − μ_nat, μ_nat = 0
+      expect(x.guided.guidance).toMatch(/checked against these criteria:\n- A good answer/);
+    }
+    // Revisions: ⌊0.5 · 4⌋ = 2 of the dead group's failed rollouts, plus the live group's failures.
+    const revisions = r.extra.filter((x: { guided: { kind: string } }) => x.guided.kind === 'hindsight');
+    expect(revisions.length).toBe(e.herl_revised);
+    expect(revisions.filter((x: { group: number }) => x.group === 0).length).toBe(2);
+    expect(revisions.every((x: { guided: { revises: number; guidance: string } }) => x.guided.revises >= 0 && /A previous answer was:/.test(x.guided.guidance))).toBe(true);
+    // Every extra row: after its group's G natural rollouts, under the original prompt, trained (entropy and token weights from the update).
+    for (const x of r.extra) {
+      expect(x.index).toBeGreaterThanOrEqual(4);
+      expect(['dead a', 'live b']).toContain(x.prompt);
+      expect(x.entropy).toBe(x.tokens);
+      expect(x.weighted).toBe(x.tokens);
+      expect(Number.isFinite(x.guided.logprob_gap)).toBe(true);
+    }
+    // Token weights: the truncated importance weight times the row's loss-term scale.
+    expect(r.weightDiff).toBeLessThan(2e-3);
+    expect(r.natural.every((x: { weights: number[] }) => x.weights.every((w) => Math.abs(w - r.mainScale) < 1e-5))).toBe(true);
+    expect(Number.isFinite(r.metrics.loss)).toBe(true);
+    expect(r.metrics.skipped).toBe(false);
+  });
+});

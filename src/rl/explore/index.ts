@@ -17,13 +17,16 @@ import { fillSlots, isLearnable, type SlotState } from './dynamicSampling';
 import { importanceWeights } from './importance';
 import { mismatchStats, scoreCompletions } from './mismatch';
 import { planScaffolds, scaffoldProbability, type Scaffold } from './scaffold';
+import { guidedOn, type GuidedMetrics } from './guided';
 
 export { withImportanceWeights } from './importance';
+export { guidedRollouts, type GuidedRows } from './guided';
+export { rowScales, withRowScales } from './auxTerm';
 
 /** How a rollout's sampling was guided (absent: sampled from the plain prompt, as GRPO does). */
 export interface GuidedLabel {
-  /** The strategy: 'scaffold' = RuscaRL rubric scaffolding. */
-  kind: 'scaffold';
+  /** The strategy: 'scaffold' = RuscaRL rubric scaffolding, 'hindsight' = HeRL revision of a failed rollout, 'on_demand' = RISE-RL guidance for a failed group. */
+  kind: 'scaffold' | 'hindsight' | 'on_demand';
   /** The text added to the sampling prompt (the rollout's `prompt` is the original one it is trained under). */
   guidance: string;
   /** Ids of the criteria the guidance named. */
@@ -32,9 +35,15 @@ export interface GuidedLabel {
   logprob_gap?: number;
   /** exp(mean of that difference): the sequence's importance ratio original/guided (absent when greedy). */
   is_ratio?: number;
+  /** hindsight: the index in its group of the failed rollout it revises, and its bonus herl_bonus · max(0, r' − r). */
+  revises?: number;
+  bonus?: number;
+  /** on_demand: the group's natural mean reward it had to beat to be kept. */
+  natural_mean?: number;
 }
 
-export interface ExploreMetrics {
+/** The hindsight / on-demand counts (guided.ts) are present when either option is on. */
+export interface ExploreMetrics extends Partial<GuidedMetrics> {
   /** Generation rounds run (1 without dynamic sampling). */
   generation_rounds: number;
   /** Zero-variance groups sampled again with another prompt. */
@@ -231,7 +240,7 @@ export async function sampleRollouts(ctx: GrpoContext, step: number, prompts: re
     ratio = stats.is_ratio_mean;
   }
 
-  const active = cfg.dynamic_sampling || cfg.scaffold_fraction > 0;
+  const active = cfg.dynamic_sampling || cfg.scaffold_fraction > 0 || guidedOn(cfg);
   return {
     prompts: groups.map((g) => g.prompt),
     rollouts,

@@ -200,6 +200,22 @@ function explorationCharts(metrics: readonly StepMetrics[], x: number[], s: (f: 
       note: 'Scaffolded completions are trained under the original prompt; the gap is how far the two prompts\' log-probs of those completions differ.',
     });
   }
+  if (metrics.some((m) => m.exploration?.herl_revised !== undefined || m.exploration?.guidance_groups !== undefined)) {
+    charts.push({
+      id: 'guided-rollouts',
+      title: 'Hindsight and on-demand guidance',
+      unit: 'completions per step',
+      lines: [
+        { label: 'revised (HeRL)', color: PALETTE[0] },
+        { label: 'revisions that improved', color: PALETTE[0], dash: true },
+        { label: 'on-demand kept', color: PALETTE[2] },
+        { label: 'on-demand dropped', color: PALETTE[3], dash: true },
+      ],
+      x,
+      ys: [s((m) => m.exploration?.herl_revised), s((m) => m.exploration?.herl_improved), s((m) => m.exploration?.guidance_kept), s((m) => m.exploration?.guidance_dropped)],
+      note: 'Extra guided completions, trained under the original prompt: revisions of failed answers (herl_fraction), and for groups that all failed, guided completions kept only when they beat the group\'s mean (guidance_on_demand).',
+    });
+  }
   return charts;
 }
 

@@ -160,3 +160,61 @@ export async function inspector(_rt: unknown, input: { guidance: string }) {
   target.remove();
   return out;
 }
+
+/**
+ * One step with hindsight revision and guidance on demand. The judge fails every completion of a
+ * "dead" prompt when it first judges the step (the natural rollouts: a failed group) and scores
+ * everything else by a hash of the completion, so the dead group gets on-demand rollouts that may
+ * beat its natural mean of 0, and failed rollouts of both groups get revisions. Returns what the
+ * step labelled, kept and trained, with the token weights expected from the importance weights
+ * (re-scored here under the original prompt) times each row's loss-term scale.
+ */
+export async function guided(rt: GpuRuntime, input: { options: GrpoConfigInput }) {
+  const calls = { n: 0 };
+  const judge: Judge = {
+    name: 'first-call-fails-dead',
+    async judge(requests) {
+      calls.n++;
+      return requests.map((r): CriterionResult => {
+        let h = 0;
+        for (const ch of r.completion) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+        const score = calls.n === 1 && r.prompt.startsWith('dead') ? 0 : (h % 5) / 4;
+        return { criterion_id: r.criterion.id, status: 'ok', score, reason: '' };
+      });
+    },
+  };
+  const ctx = await context(rt, input.options, QUESTION_RUBRIC, judge);
+  try {
+    const r = await grpoStep(ctx, 0, ['dead a', 'live b']);
+    const cfg = ctx.config;
+    const G = cfg.num_generations;
+    const extra = r.rollouts.slice(2 * G);
+    const opts = { padTokenId: tok.padTokenId, temperature: cfg.temperature, maxSequences: 8 };
+    const underOriginal = await scoreCompletions(rt, ctx.model, extra.map((x) => ctx.formatPrompt(x.prompt)), extra.map((x) => x.completion_ids), opts);
+    // dapo: main rows × M_all / M_main, aux rows × c · M_all / M_aux (M: completion tokens).
+    const tokens = (rows: typeof r.rollouts) => rows.reduce((s, x) => s + x.completion_ids.length, 0);
+    const aux = extra.filter((x) => x.guided!.kind === 'on_demand');
+    const all = tokens(r.rollouts);
+    const mainScale = all / (all - tokens(aux));
+    const auxScale = (r.metrics.exploration!.rise_aux_coef! * all) / tokens(aux);
+    let weightDiff = 0;
+    extra.forEach((x, i) => {
+      const scale = x.guided!.kind === 'on_demand' ? auxScale : mainScale;
+      x.token_weight!.forEach((w, t) => {
+        const expected = Math.min(Math.exp(underOriginal[i][t] - x.logprobs[t]), cfg.guided_is_cap!) * scale;
+        weightDiff = Math.max(weightDiff, Math.abs(w - expected) / Math.max(1, Math.abs(expected)));
+      });
+    });
+    return {
+      metrics: r.metrics,
+      judgeCalls: calls.n,
+      naturalRewards: r.rollouts.slice(0, 2 * G).map((x) => x.reward),
+      mainScale,
+      weightDiff,
+      natural: r.rollouts.slice(0, 2 * G).map((x) => ({ group: x.group, index: x.index, reward: x.reward, guided: x.guided ?? null, weights: x.token_weight })),
+      extra: extra.map((x) => ({ group: x.group, index: x.index, prompt: x.prompt, reward: x.reward, advantage: x.advantage, guided: x.guided ?? null, tokens: x.completion_ids.length, weighted: (x.token_weight ?? []).length, entropy: (x.token_entropy ?? []).length })),
+    };
+  } finally {
+    ctx.model.params.destroy();
+  }
+}
