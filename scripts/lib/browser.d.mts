@@ -10,13 +10,13 @@ export interface OpenedPage {
   pageErrors: Error[];
   close(): Promise<void>;
 }
-export function openPage(path: string, options?: { log?: ((line: string) => void) | null; webgpu?: boolean }): Promise<OpenedPage>;
+export function openPage(path: string, options?: { log?: ((line: string) => void) | null; webgpu?: boolean; calibrate?: boolean }): Promise<OpenedPage>;
 
 export interface OpenedUrl extends OpenedPage {
   context: BrowserContext;
 }
 /** Opens a page another server serves (no Vite dev server); `close` stops the browser. */
-export function openUrl(url: string, options?: { log?: ((line: string) => void) | null; webgpu?: boolean }): Promise<OpenedUrl>;
+export function openUrl(url: string, options?: { log?: ((line: string) => void) | null; webgpu?: boolean; calibrate?: boolean }): Promise<OpenedUrl>;
 
 export interface GpuInfoJson {
   vendor: string;

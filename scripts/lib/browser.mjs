@@ -34,7 +34,7 @@ export async function chromiumExecutable() {
  * Launches headless Chromium with a fresh profile and gives its first page. Returns
  * { context, page, pageErrors, close }; `close` stops the browser and removes the profile.
  */
-async function launchChromium({ log, webgpu }) {
+async function launchChromium({ log, webgpu, calibrate = false }) {
   const { chromium } = await import('playwright-core');
   const profile = mkdtempSync(join(tmpdir(), 'rp-chromium-'));
   let context;
@@ -51,6 +51,17 @@ async function launchChromium({ log, webgpu }) {
     throw err;
   }
   const page = context.pages()[0] ?? (await context.newPage());
+  // The app measures the adapter before Train (seconds of shader compiling on SwiftShader): only
+  // the tests that check that estimate ask for it, the others keep the CPU for what they test.
+  if (!calibrate) {
+    await context.addInitScript(() => {
+      try {
+        localStorage.setItem('rubric-playground.calibration', 'off');
+      } catch {
+        // about:blank and opaque origins have no storage.
+      }
+    });
+  }
   const pageErrors = [];
   page.on('pageerror', (err) => pageErrors.push(err));
   if (log) page.on('console', (msg) => log(`[page ${msg.type()}] ${msg.text()}`));
@@ -64,11 +75,12 @@ async function launchChromium({ log, webgpu }) {
 /**
  * Starts a Vite dev server on a free loopback port and opens `path` in headless Chromium.
  * Returns { page, url, pageErrors, close }. `close` stops both. `webgpu: false` starts the
- * browser without WebGPU.
+ * browser without WebGPU. `calibrate: true` lets the app measure the adapter before Train
+ * (other tests turn that off: it compiles kernels for seconds on SwiftShader).
  */
 export async function openPage(
   path,
-  { log = process.env.HARNESS_DEBUG ? console.error : null, webgpu = true } = {},
+  { log = process.env.HARNESS_DEBUG ? console.error : null, webgpu = true, calibrate = false } = {},
 ) {
   const { createServer } = await import('vite');
   const server = await createServer({
@@ -83,7 +95,7 @@ export async function openPage(
   const url = `http://127.0.0.1:${address.port}${path}`;
   let browser;
   try {
-    browser = await launchChromium({ log, webgpu });
+    browser = await launchChromium({ log, webgpu, calibrate });
   } catch (err) {
     await server.close();
     throw err;
@@ -103,9 +115,9 @@ export async function openPage(
  */
 export async function openUrl(
   url,
-  { log = process.env.HARNESS_DEBUG ? console.error : null, webgpu = true } = {},
+  { log = process.env.HARNESS_DEBUG ? console.error : null, webgpu = true, calibrate = false } = {},
 ) {
-  const browser = await launchChromium({ log, webgpu });
+  const browser = await launchChromium({ log, webgpu, calibrate });
   try {
     await browser.page.goto(url);
   } catch (err) {

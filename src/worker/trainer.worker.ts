@@ -16,6 +16,8 @@ import type { ModelFiles } from '../model/load';
 import { adapterFiles, mergedModelFiles } from '../model/loraExport';
 import { fetchModelById, fetchModelConfig } from '../model/source';
 import { planMemory, type MemoryPlan } from '../rl/memoryPlan';
+import { calibrate, isSoftwareAdapter, type Calibration } from '../rl/calibration';
+import { configFromHf } from '../model/config';
 import { buildGrpoContext, releaseGrpoContext } from '../rl/context';
 import { parseExperiment, type Experiment } from '../rl/experiment';
 import { samplingPromptsBound } from '../rl/explore/scaffold';
@@ -26,6 +28,7 @@ import { StatusWriter } from '../store/statusWriter';
 import { deviceLostMessage } from './deviceLostMessage';
 import { parameterSpecs, toHfTensors } from '../model/weights';
 import { weightsDigest } from './digest';
+import { outOfMemoryMessage } from './outOfMemoryMessage';
 import { startWorkerModelJudge } from './workerJudge';
 
 /**
@@ -79,6 +82,20 @@ export interface OpenResult {
   /** A Hub download that could not be cached (a full storage quota, explained), or null. */
   cacheError: string | null;
 }
+
+export interface CalibrationRequest {
+  model: string;
+  localFiles?: PickedFile[];
+  hubEndpoint?: string;
+}
+
+export interface CalibrationReply {
+  adapter: { vendor: string; architecture: string; description: string; software: boolean };
+  costs: Calibration;
+}
+
+/** Calibrations of this page, by adapter and model shape. */
+const calibrations = new Map<string, Promise<Calibration>>();
 
 /** One runtime per worker: a promise, so an estimate() and an open() at once share it. */
 let runtime: Promise<GpuRuntime> | null = null;
@@ -180,6 +197,11 @@ function forward(event: TrainerEvent): void {
   if (loss && event.type === 'status' && event.status === 'failed' && trainer?.status === 'failed') {
     event = { ...event, message: lostMessage(loss, trainer.step) };
   }
+  // An allocation that did not fit (the device still works): name the buffer, say what to do.
+  const refused = loss ? null : openRuntime?.pool.outOfMemory;
+  if (refused && (event.type === 'error' || (event.type === 'status' && event.status === 'failed'))) {
+    event = { ...event, message: outOfMemoryMessage(refused, { step: event.type === 'error' ? event.step : (trainer?.step ?? null), checkpointStep }) };
+  }
   if (event.type === 'checkpoint') {
     checkpointStep = event.step;
     // Under LoRA the base never changes: the adapter is what a digest must follow.
@@ -201,6 +223,7 @@ const api = {
       statuses = new StatusWriter(store);
     }
     const rt = await getRuntime();
+    rt.pool.takeOutOfMemory(); // a refusal before this open (the last run's) is not this run's
     let experiment: Experiment;
     let id: string;
     let resume;
@@ -302,6 +325,26 @@ const api = {
     return planMemory(hfConfig, samplingPromptsBound(experiment.prompts, rubric, config), config, rt.device.limits, request.budgetBytes);
   },
 
+  /**
+   * The per-token costs of the model's shape on this adapter (a short calibration, see
+   * src/rl/calibration.ts), measured once per adapter and shape for this page. Refused while a
+   * step runs: the two would slow each other down and the figures would be wrong.
+   */
+  async calibrate(request: CalibrationRequest): Promise<CalibrationReply> {
+    const rt = await getRuntime();
+    const model = configFromHf(await fetchModelConfig(request.model, { localFiles: request.localFiles, hubEndpoint: request.hubEndpoint }));
+    const adapter = { vendor: rt.info.vendor, architecture: rt.info.architecture, description: rt.info.description, software: isSoftwareAdapter(rt.info) };
+    const key = JSON.stringify([adapter, model]);
+    let measured = calibrations.get(key);
+    if (!measured) {
+      if (trainer?.status === 'running') throw new Error('a run is training: the adapter is measured when it stops');
+      measured = calibrate(rt, model);
+      calibrations.set(key, measured);
+      measured.catch(() => calibrations.delete(key));
+    }
+    return { adapter, costs: await measured };
+  },
+
   /** The trained LoRA adapter in PEFT's format (adapter_model.safetensors, adapter_config.json). */
   async exportAdapter(): Promise<ExportedFiles> {
     const ctx = requireContext();
@@ -360,6 +403,15 @@ const api = {
   async loseDeviceForTest(): Promise<boolean> {
     if (!runtime) return false;
     (await runtime).device.destroy();
+    return true;
+  },
+  /**
+   * TEST HOOK, not for the page: the next GPU buffer this worker's runtime allocates is refused
+   * as out of memory (see BufferPool.failNextAllocation); false when no device was created yet.
+   */
+  async failNextAllocationForTest(): Promise<boolean> {
+    if (!runtime) return false;
+    (await runtime).pool.failNextAllocation();
     return true;
   },
   status() {

@@ -2,7 +2,7 @@
 import * as Comlink from 'comlink';
 import type { TrainerApi, UiEvent } from './trainer.worker';
 
-export type { UiEvent, OpenRequest, OpenResult } from './trainer.worker';
+export type { UiEvent, OpenRequest, OpenResult, CalibrationReply, CalibrationRequest } from './trainer.worker';
 
 export interface TrainerClient {
   api: Comlink.Remote<TrainerApi>;

@@ -7,10 +7,13 @@ import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.m
 
 export const SHOTS = join(repoRoot, 'test-results');
 
-/** Opens the app at `path` and waits for the Train button; `acceptDialogs` answers confirm() with OK. */
-export async function openApp(path = '/', options: { acceptDialogs?: boolean } = {}): Promise<{ opened: OpenedPage; page: Page }> {
+/**
+ * Opens the app at `path` and waits for the Train button; `acceptDialogs` answers confirm() with
+ * OK; `calibrate` lets the page measure the adapter before Train (off otherwise: it costs CPU).
+ */
+export async function openApp(path = '/', options: { acceptDialogs?: boolean; calibrate?: boolean } = {}): Promise<{ opened: OpenedPage; page: Page }> {
   mkdirSync(SHOTS, { recursive: true });
-  const opened = await openPage(path);
+  const opened = await openPage(path, { calibrate: options.calibrate ?? false });
   const page = opened.page;
   if (options.acceptDialogs) page.on('dialog', (d) => void d.accept());
   await page.setViewportSize({ width: 1366, height: 900 });

@@ -10,7 +10,7 @@
 import { checkpointPlace, redoneSteps } from '../../rl/checkpointPolicy';
 import type { RolloutRecord, Stage, StepMetrics } from '../../rl/grpoStep';
 import type { OriginBoundKey } from '../../rubric/judges/remote';
-import { startTrainerWorker, type OpenResult, type TrainerClient, type UiEvent } from '../../worker/trainerClient';
+import { startTrainerWorker, type CalibrationReply, type CalibrationRequest, type OpenResult, type TrainerClient, type UiEvent } from '../../worker/trainerClient';
 import { summarize, type DownloadSummary } from './downloadView';
 import type { EstimateReply, EstimateRequest } from './memoryCheck.svelte';
 import { LiveProgress } from './liveProgress.svelte';
@@ -243,6 +243,12 @@ export class TrainingSession {
   async estimate(request: EstimateRequest): Promise<EstimateReply> {
     const client = await this.ensureClient();
     return client.api.estimate(request);
+  }
+
+  /** The per-token costs of a model's shape on this adapter (a short calibration in the worker, once per model). */
+  async calibrate(request: CalibrationRequest): Promise<CalibrationReply> {
+    const client = await this.ensureClient();
+    return client.api.calibrate(request);
   }
 
   /** The open run's LoRA adapter in PEFT's format (adapter_model.safetensors, adapter_config.json). */
