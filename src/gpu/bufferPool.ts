@@ -15,7 +15,32 @@ export interface PoolStats {
   reused: number;
 }
 
+/** An allocation the GPU refused for lack of memory. */
+export interface RefusedAllocation {
+  /** The buffer's label (what it was for: 'logits', a weight's name, 'readback'…). */
+  label: string;
+  bytes: number;
+  /** What the GPU said. */
+  detail: string;
+}
+
+/** How a refused allocation reads: "the buffer "logits" (12.0 MiB)". */
+export function describeAllocation(a: Pick<RefusedAllocation, 'label' | 'bytes'>): string {
+  const size = a.bytes >= 2 ** 20 ? `${(a.bytes / 2 ** 20).toFixed(1)} MiB` : a.bytes >= 1024 ? `${(a.bytes / 1024).toFixed(1)} KiB` : `${a.bytes} bytes`;
+  return `the buffer "${a.label}" (${size})`;
+}
+
 export class BufferPool {
+  /**
+   * The first allocation the GPU refused for lack of memory since the last takeOutOfMemory(), or
+   * null. WebGPU reports it through an 'out-of-memory' error scope around createBuffer, resolved
+   * before the error scope of any later submission that uses the (invalid) buffer: when that
+   * submission fails, the trainer worker reads this to name the buffer (outOfMemoryMessage).
+   */
+  private refusedFirst: RefusedAllocation | null = null;
+  /** Buffers whose allocation was refused: never handed out again. */
+  private readonly refused = new WeakSet<GPUBuffer>();
+  private failNext = false;
   /** Free buffers per usage and size, sorted by serial, highest first (pop takes the lowest). */
   private readonly free = new Map<string, GPUBuffer[]>();
   private readonly owned = new Set<GPUBuffer>();
@@ -34,7 +59,8 @@ export class BufferPool {
     }
     const key = `${usage}:${size}`;
     const list = this.free.get(key);
-    const reused = list?.pop();
+    // The test hook's allocation is a new one whatever the free list holds.
+    const reused = this.failNext ? undefined : list?.pop();
     if (reused) {
       this.stats.reused++;
       this.stats.bytesFree -= size;
@@ -42,7 +68,7 @@ export class BufferPool {
       this.owned.add(reused);
       return reused;
     }
-    const buffer = this.device.createBuffer({ size, usage, label });
+    const buffer = this.create(size, usage, label);
     this.serials.set(buffer, this.nextSerial++);
     this.stats.created++;
     this.stats.bytesInUse += size;
@@ -50,8 +76,60 @@ export class BufferPool {
     return buffer;
   }
 
+  /** The refused allocation, if any, reported once: the next call returns null until another is refused. */
+  takeOutOfMemory(): RefusedAllocation | null {
+    const refused = this.refusedFirst;
+    this.refusedFirst = null;
+    return refused;
+  }
+
+  /** A refused allocation not yet taken by takeOutOfMemory(), or null. */
+  get outOfMemory(): RefusedAllocation | null {
+    return this.refusedFirst;
+  }
+
+  /**
+   * TEST HOOK: the next acquire() is refused as a GPU without enough free memory refuses it (the
+   * buffer it returns is unusable and outOfMemory names it), so tests can reach the
+   * out-of-memory path on any adapter.
+   */
+  failNextAllocation(): void {
+    this.failNext = true;
+  }
+
+  /** createBuffer inside an 'out-of-memory' error scope: a refusal is recorded with the buffer's label. */
+  private create(size: number, usage: GPUBufferUsageFlags, label: string): GPUBuffer {
+    // Devices without error scopes (test fakes) only create.
+    const scoped = typeof this.device.pushErrorScope === 'function';
+    if (scoped) this.device.pushErrorScope('out-of-memory');
+    const buffer = this.device.createBuffer({ size, usage, label });
+    if (scoped) {
+      void this.device.popErrorScope().then(
+        (error) => error && this.refuse(buffer, label, size, error.message),
+        () => {}, // a lost device: DeviceLossWatch reports that
+      );
+    }
+    if (this.failNext) {
+      this.failNext = false;
+      buffer.destroy(); // unusable, as a refused allocation's invalid buffer is
+      this.refuse(buffer, label, size, 'refused by the failNextAllocation test hook');
+    }
+    return buffer;
+  }
+
+  private refuse(buffer: GPUBuffer, label: string, bytes: number, detail: string): void {
+    this.refused.add(buffer);
+    this.refusedFirst ??= { label, bytes, detail };
+  }
+
   release(buffer: GPUBuffer): void {
     if (!this.owned.delete(buffer)) throw new Error(`buffer "${buffer.label}" was not handed out by this pool`);
+    if (this.refused.has(buffer)) {
+      // An invalid buffer must not be handed out again.
+      this.stats.bytesInUse -= buffer.size;
+      buffer.destroy();
+      return;
+    }
     const key = `${buffer.usage}:${buffer.size}`;
     let list = this.free.get(key);
     if (!list) this.free.set(key, (list = []));
