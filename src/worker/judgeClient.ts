@@ -22,9 +22,11 @@ export interface JudgeWorkerClient {
   judge(rubric: unknown, rollouts: Rollout[], options?: { keep?: (boolean[] | undefined)[]; signal?: AbortSignal }): Promise<JudgeBatchOutput>;
   /**
    * The configured question judge's results, one per request in order (no worker cache). Rejects
-   * when none is configured, and with an AbortError when `signal` aborts.
+   * when none is configured, and with an AbortError when `signal` aborts. With `timeoutMs`, a
+   * worker that has not answered by then is taken for hung: it is terminated, this call and any
+   * other pending one reject saying so, and later calls reject at once.
    */
-  judgeQuestions(requests: readonly JudgeRequest[], options?: { signal?: AbortSignal }): Promise<CriterionResult[]>;
+  judgeQuestions(requests: readonly JudgeRequest[], options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<CriterionResult[]>;
   state(): Promise<JudgeWorkerState>;
   terminate(): void;
 }
@@ -82,10 +84,23 @@ export function startJudgeWorker(): JudgeWorkerClient {
     stop();
   });
 
+  /** Runs `call`; a worker that has not settled it within `timeoutMs` is stopped as hung. */
+  function bounded<T>(timeoutMs: number | undefined, call: () => Promise<T>): Promise<T> {
+    if (timeoutMs === undefined) return call();
+    if (!(timeoutMs > 0 && Number.isFinite(timeoutMs))) return Promise.reject(new RangeError(`the judge timeout must be a positive number of milliseconds, not ${timeoutMs}`));
+    const timer = setTimeout(() => {
+      if (terminated) return;
+      // A worker stuck in a loop (or a GPU wait that never returns) answers nothing else either.
+      gone = () => new Error(`the judge worker did not answer within ${+(timeoutMs / 1000).toFixed(1)} s, so it was stopped`);
+      stop();
+    }, timeoutMs);
+    return call().finally(() => clearTimeout(timer));
+  }
+
   return {
     configure: (config, options = {}) => settleOnTerminate(() => api.configure(config, options.onProgress ? Comlink.proxy(options.onProgress) : undefined)),
     judge: (rubric, rollouts, options = {}) => cancellable(options.signal, (id) => api.judge({ id, rubric, rollouts, keep: options.keep })),
-    judgeQuestions: (requests, options = {}) => cancellable(options.signal, (id) => api.judgeQuestions([...requests], id)),
+    judgeQuestions: (requests, options = {}) => bounded(options.timeoutMs, () => cancellable(options.signal, (id) => api.judgeQuestions([...requests], id))),
     state: () => settleOnTerminate(() => api.state()),
     terminate: stop,
   };

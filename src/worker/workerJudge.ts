@@ -8,11 +8,27 @@ import type { Judge } from '../rubric/judge';
 import { modelJudgeName } from '../rl/judgeFactory';
 import { startJudgeWorker, type JudgeWorkerClient } from './judgeClient';
 
-/** The Judge interface over a judge worker's judgeQuestions(); an abort cancels the batch there. */
-export function workerJudge(client: Pick<JudgeWorkerClient, 'judgeQuestions'>, name: string): Judge {
+/**
+ * How long a judge worker may take to answer a batch before it is taken for hung: a minute, plus
+ * 5 s a question (a model judge answers a question in one forward pass: milliseconds on a GPU,
+ * well under a second even on a software adapter).
+ */
+export const judgeAnswerBoundMs = (questions: number): number => 60_000 + 5_000 * questions;
+
+/**
+ * The Judge interface over a judge worker's judgeQuestions(); an abort cancels the batch there.
+ * A worker that does not answer within `answerBoundMs` is stopped: the batch's questions (and
+ * every later one's) become unscorable with that reason, never a 0, and the step goes on.
+ */
+export function workerJudge(
+  client: Pick<JudgeWorkerClient, 'judgeQuestions'>,
+  name: string,
+  options: { answerBoundMs?: (questions: number) => number } = {},
+): Judge {
+  const bound = options.answerBoundMs ?? judgeAnswerBoundMs;
   return {
     name,
-    judge: (requests, options = {}) => client.judgeQuestions(requests, { signal: options.signal }),
+    judge: (requests, opts = {}) => client.judgeQuestions(requests, { signal: opts.signal, timeoutMs: bound(requests.length) }),
   };
 }
 
