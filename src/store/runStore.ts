@@ -288,13 +288,14 @@ export class RunStore {
     });
   }
 
-  /** Sets the status; `error` is kept only with 'failed'. */
+  /** Sets the status; `error` is kept only with 'failed', or with 'stopped' (why a fault stopped the run). */
   async setStatus(id: string, status: RunStatus, error?: string): Promise<RunRecord> {
     checkStatus(status);
     if (error !== undefined && typeof error !== 'string') throw new RangeError('error must be a string');
     return this.updateRun(id, `setting the status of run "${id}"`, (run) => {
       run.status = status;
-      if (status === 'failed' && error) run.error = error;
+      // A failure's reason, or why a fault (a full storage) stopped the run.
+      if ((status === 'failed' || status === 'stopped') && error) run.error = error;
       else delete run.error;
     });
   }

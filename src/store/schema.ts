@@ -52,7 +52,7 @@ export interface RunRecord {
   created: number;
   updated: number;
   status: RunStatus;
-  /** Why the run failed (status 'failed'). */
+  /** Why the run failed (status 'failed'), or why a fault stopped it (status 'stopped': storage was full). */
   error?: string;
   experiment: RunExperiment;
   /** The last committed step; null before the first commit. */

@@ -3,7 +3,18 @@
 // retried after a moment and again at flush(), which the trainer worker awaits before it lets go
 // of the run's lock: while the lock is held the page knows the run's live status anyway, and
 // once it is free a run still stored as 'running' reads as interrupted (./liveness.ts).
+import { isStorageFullMessage } from './errors';
 import type { RunStatus } from './schema';
+
+/**
+ * The status a run is stored with. A run that ended because storage is full did not fail:
+ * every committed step is whole and it resumes once space is freed, so it is stored as stopped,
+ * with the reason (a reload shows "stopped" and why; and where even that write cannot fit, the
+ * status stays 'running', which reads as interrupted once the lock is free).
+ */
+export function storedStatus(status: RunStatus, message?: string): RunStatus {
+  return status === 'failed' && isStorageFullMessage(message) ? 'stopped' : status;
+}
 
 export interface StatusTarget {
   setStatus(id: string, status: RunStatus, error?: string): Promise<unknown>;
@@ -28,9 +39,9 @@ export class StatusWriter {
     private readonly retryMs = 1000,
   ) {}
 
-  /** Queues the write of `status` (with its reason for 'failed'); writes land in call order. */
+  /** Queues the write of `status` (with its reason for 'failed', or a full storage's); writes land in call order. */
   save(runId: string, status: RunStatus, message?: string): void {
-    const p: Pending = { runId, status, ...(message !== undefined ? { message } : {}) };
+    const p: Pending = { runId, status: storedStatus(status, message), ...(message !== undefined ? { message } : {}) };
     this.chain = this.chain.then(async () => {
       if ((await this.write(p)) || (await this.write(p, this.retryMs))) this.unsaved.delete(runId);
       else this.unsaved.set(runId, p);

@@ -94,12 +94,13 @@ describe('StatusWriter', () => {
     expect(t.written).toEqual([['r', 'running', undefined], ['r', 'failed', 'Storage is full'], ['q', 'paused', undefined]]);
   });
 
-  it('retries a refused write (a full disk), so the failure and its reason are recorded', async () => {
+  it('retries a refused write (a full disk), so the stop and its reason are recorded', async () => {
     const t = target(1);
     const w = new StatusWriter(t, 0);
     w.save('r', 'failed', 'Storage is full: saving step 3 failed');
     expect(await w.flush()).toBe(true);
-    expect(t.written).toEqual([['r', 'failed', 'Storage is full: saving step 3 failed']]);
+    // A full storage stops the run (storageFullStop.test.ts): stored as stopped, with the reason.
+    expect(t.written).toEqual([['r', 'stopped', 'Storage is full: saving step 3 failed']]);
   });
 
   it('keeps a status refused twice and writes it at flush(); reports when it still cannot', async () => {
