@@ -41,6 +41,9 @@ export const grpoConfigSchema = z
     ref_model_mixup_alpha: z.number().gt(0).max(1).default(0.6),
     ref_model_sync_steps: z.number().int().min(1).default(512),
     num_iterations: z.number().int().min(1).max(16).default(1),
+    // Optimizer steps per generation batch (src/rl/generationSlices.ts): the batch is split into
+    // this many slices, one optimizer step each. TRL counts accumulation steps; 1 is its default behaviour.
+    steps_per_generation: z.number().int().min(1).max(64).default(1),
     importance_sampling_level: z.enum(['token', 'sequence']).default('token'),
     scale_rewards: z.enum(['group', 'batch', 'none']).default('group'),
     multi_objective_aggregation: z.enum(['sum_then_normalize', 'normalize_then_sum']).default('sum_then_normalize'),
@@ -166,13 +169,7 @@ export const grpoConfigSchema = z
         message: `must be a multiple of num_generations (${c.num_generations}), got ${c.generation_batch_size}`,
       });
     }
-    if (c.per_device_train_batch_size !== null && c.generation_batch_size % c.per_device_train_batch_size !== 0) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['per_device_train_batch_size'],
-        message: `must divide generation_batch_size (${c.generation_batch_size}), got ${c.per_device_train_batch_size}`,
-      });
-    }
+    for (const issue of sliceIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     if (c.advantage_estimator !== 'grpo' && c.multi_objective_aggregation === 'normalize_then_sum') {
       ctx.addIssue({ code: 'custom', path: ['advantage_estimator'], message: `"${c.advantage_estimator}" cannot be combined with multi_objective_aggregation "normalize_then_sum"` });
     }
@@ -222,20 +219,43 @@ export function gdpoAggregationIssue(
 }
 
 /**
+ * steps_per_generation splits the generation batch into equal slices of whole groups, and each
+ * slice's optimizer step into micro-batches of per_device_train_batch_size.
+ */
+function sliceIssues(c: { generation_batch_size: number; num_generations: number; steps_per_generation: number; per_device_train_batch_size: number | null }): { path: string[]; message: string }[] {
+  const S = c.steps_per_generation;
+  if (c.generation_batch_size % S !== 0) {
+    return [{ path: ['steps_per_generation'], message: `must divide generation_batch_size (${c.generation_batch_size}) into equal slices, one per optimizer step, got ${S}` }];
+  }
+  const slice = c.generation_batch_size / S;
+  if (S > 1 && c.generation_batch_size % c.num_generations === 0 && slice % c.num_generations !== 0) {
+    return [{ path: ['steps_per_generation'], message: `each slice (generation_batch_size / steps_per_generation = ${slice}) must hold whole groups of num_generations (${c.num_generations}), got ${S}` }];
+  }
+  const B = c.per_device_train_batch_size;
+  if (B !== null && slice % B !== 0) {
+    const of = S === 1 ? `generation_batch_size (${c.generation_batch_size})` : `generation_batch_size / steps_per_generation (${slice}, the sequences of one optimizer step)`;
+    return [{ path: ['per_device_train_batch_size'], message: `must divide ${of}, got ${B}` }];
+  }
+  return [];
+}
+
+/**
  * sync_ref_model mixes the policy into a reference copy: TRL's SyncRefModelCallback is a no-op
  * without a reference (beta 0 loads none) and TRL refuses it with PEFT, whose reference is the
  * base with the adapters off, not a copy. A page step is num_iterations optimizer steps and the
  * mix runs after a page step, so the TRL sync points (multiples of ref_model_sync_steps) must
  * fall on page-step ends: ref_model_sync_steps a multiple of num_iterations.
  */
-function refSyncIssues(c: { sync_ref_model: boolean; beta: number; use_peft: boolean; num_iterations: number; ref_model_sync_steps: number }): { path: string[]; message: string }[] {
+function refSyncIssues(c: { sync_ref_model: boolean; beta: number; use_peft: boolean; num_iterations: number; steps_per_generation: number; ref_model_sync_steps: number }): { path: string[]; message: string }[] {
   if (!c.sync_ref_model) return [];
   if (c.beta === 0) return [{ path: ['sync_ref_model'], message: 'needs beta > 0: with beta 0 there is no reference model to sync (TRL loads none)' }];
   if (c.use_peft) {
     return [{ path: ['sync_ref_model'], message: 'cannot be used with use_peft (as in TRL): under LoRA the reference is the base model with the adapters off, not a separate copy to mix the policy into' }];
   }
-  if (c.ref_model_sync_steps % c.num_iterations !== 0) {
-    return [{ path: ['ref_model_sync_steps'], message: `must be a multiple of num_iterations (${c.num_iterations}): a step here is num_iterations optimizer steps, and the reference is mixed after a step` }];
+  const perStep = c.num_iterations * c.steps_per_generation;
+  if (c.ref_model_sync_steps % perStep !== 0) {
+    const what = c.steps_per_generation === 1 ? `num_iterations (${perStep})` : `num_iterations × steps_per_generation (${perStep})`;
+    return [{ path: ['ref_model_sync_steps'], message: `must be a multiple of ${what}: a step here is that many optimizer steps, and the reference is mixed after a step` }];
   }
   return [];
 }
@@ -252,6 +272,7 @@ function tokenCreditIssues(c: {
   entropy_pivot_quantile: number;
   cort_credit: boolean;
   num_iterations: number;
+  steps_per_generation: number;
   importance_sampling_level: string;
 }): { path: string[]; message: string }[] {
   const issues: { path: string[]; message: string }[] = [];
@@ -267,6 +288,12 @@ function tokenCreditIssues(c: {
     issues.push({
       path: ['cripo_flip'],
       message: `needs num_iterations = 1, got ${c.num_iterations}: the flip is a negative token weight on the clipped loss, which equals a flipped advantage only while π_θ = π_old (the first pass); later passes would lose the clip on those tokens`,
+    });
+  }
+  if (c.cripo_flip && c.steps_per_generation > 1) {
+    issues.push({
+      path: ['cripo_flip'],
+      message: `needs steps_per_generation = 1, got ${c.steps_per_generation}: the flip equals a flipped advantage only while π_θ = π_old, and every slice after the first is trained after an optimizer step`,
     });
   }
   return issues;

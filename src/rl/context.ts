@@ -6,6 +6,7 @@ import { fetchModelFiles, loadModel, modelUrl, type ModelFiles } from '../model/
 import { loraConfigFromTrl } from '../model/lora';
 import type { Transformer } from '../model/transformer';
 import { JudgeCache, rubricVersion, type Judge } from '../rubric';
+import { judgedRubric } from '../rubric/holistic';
 import type { OriginBoundKey } from '../rubric/judges/remote';
 import { parseExperiment } from './experiment';
 import type { GrpoContext } from './grpoStep';
@@ -47,7 +48,9 @@ function judgeKeySources(key: string | OriginBoundKey | undefined): Pick<JudgeSo
  * second load of the starting files) and the judge, and builds the step context.
  */
 export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: ModelFiles, options: ContextOptions = {}): Promise<GrpoContext> {
-  const { rubric, heldOutRubric, config, judge: judgeChoice, judgeBias } = parseExperiment(input);
+  const { rubric: checklist, heldOutRubric, config, judge: judgeChoice, judgeBias } = parseExperiment(input);
+  // holistic_likert: the judges also score the holistic Likert criterion (src/rubric/holistic.ts).
+  const rubric = judgedRubric(checklist, config.reward_aggregation.method);
   const lora = config.use_peft;
   // A LoRA run resumes from its adapter: the base is always the starting files. A full run
   // resumes from the checkpoint's weights and moments, with the starting model's tokenizer.

@@ -3,6 +3,7 @@
 // the UI and share links can validate experiments without loading the engine.
 import { z } from 'zod';
 import { parseRubric, RubricError } from '../rubric';
+import { HOLISTIC_ID } from '../rubric/holistic';
 import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { parseGrpoConfig } from './config';
 import { DEFAULT_JUDGE, judgeChoiceSchema, keyFieldIn } from './judgeChoice';
@@ -50,6 +51,18 @@ export class HeldOutRubricError extends RubricError {
   override name = 'HeldOutRubricError';
 }
 
+/** holistic_likert (RaR's implicit judge, src/rubric/holistic.ts) needs a judge that can give a score, and its criterion id free. */
+export function holisticIssue(method: string, judgeKind: string, criterionIds: readonly string[]): ExperimentIssue | null {
+  if (method !== 'holistic_likert') return null;
+  if (judgeKind === 'rules') {
+    return { path: ['judge'], message: 'reward_aggregation "holistic_likert" needs a judge (self, another model or a remote endpoint) to give the 1–5 score: the rules alone cannot' };
+  }
+  if (criterionIds.includes(HOLISTIC_ID)) {
+    return { path: ['rubric'], message: `has a criterion with id "${HOLISTIC_ID}", the holistic judge's own: rename it to use reward_aggregation "holistic_likert"` };
+  }
+  return null;
+}
+
 /** Validates every part (rubric and config too) before anything is loaded or trained. */
 export function parseExperiment(input: unknown) {
   const judgeKey = typeof input === 'object' && input !== null ? keyFieldIn((input as { judge?: unknown }).judge) : null;
@@ -78,5 +91,7 @@ export function parseExperiment(input: unknown) {
   const judgeBias = parsed.data.judge_bias ?? null;
   const unknown = judgeBias && unknownBiasCriteria(judgeBias, rubric.criteria.map((c) => c.id));
   if (unknown) throw new ExperimentError([{ path: ['judge_bias', 'criteria'], message: unknown }]);
+  const holistic = holisticIssue(config.reward_aggregation.method, judge.kind, rubric.criteria.map((c) => c.id));
+  if (holistic) throw new ExperimentError([holistic]);
   return { experiment: parsed.data, rubric, heldOutRubric, config, judge, judgeBias };
 }

@@ -1,5 +1,6 @@
 // One GRPO step, as data: sample → decode → judge → aggregate → advantages (GPU kernel) →
-// for num_iterations: forward → log-probs → clipped policy loss → backward → AdamW (update.ts).
+// for num_iterations, for each of steps_per_generation slices: forward → log-probs → clipped
+// policy loss → backward → AdamW (update.ts; one optimizer step per slice, generationSlices.ts).
 // Each update iteration is one queue submission per micro-batch (one in all, by default) that
 // reads back scalars and the per-token data the inspector shows; sampling reads back token ids,
 // and the advantages are read back once for the rollout inspector.
@@ -29,6 +30,7 @@ import { rubricConditionedPrompt } from './credit/cort';
 import { cortContrasts } from './credit/cortPass';
 import { buildRolloutBatch } from './rolloutBatch';
 import { runUpdate, type UpdateResult } from './update';
+import { optimizerStepMetrics, type OptimizerStepMetrics } from './generationSlices';
 import type { ProgressHook } from './progress';
 
 export type Stage = 'sampled' | 'judged' | 'advantages' | 'updated';
@@ -113,6 +115,8 @@ export interface StepMetrics {
   clip_ratio_region: number;
   ratio_mean: number;
   grad_norm: number;
+  /** Each optimizer step (num_iterations × steps_per_generation of them), in order; absent when there was one. The fields above are the last pass's. */
+  optimizer_steps?: OptimizerStepMetrics[];
   learning_rate: number;
   /** True when a NaN/Inf loss or gradient made the optimizer skip the update. */
   skipped: boolean;
@@ -242,7 +246,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   await hooks.onStage?.('advantages', trained);
   checkAbort(hooks.signal);
 
-  // 4. num_iterations updates on the same rollouts.
+  // 4. num_iterations passes over the rollouts, steps_per_generation optimizer steps each.
   // Guided rollouts are trained under the original prompt (sampled.trainPromptIds), never their guidance.
   const batch = buildRolloutBatch([...sampled.trainPromptIds, ...extra.trainPromptIds], [...sampled.completions, ...extra.completions], [...sampled.truncated, ...extra.truncated], {
     padTokenId: tokenizer.padTokenId,
@@ -335,6 +339,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     clip_ratio_region: named.clipRatioRegion,
     ratio_mean: named.ratioMean,
     grad_norm: gradNorm,
+    optimizer_steps: optimizerStepMetrics(update.steps, cfg.beta),
     learning_rate: learningRate,
     skipped,
     sampling_tokens_per_second: sampled.tokensPerSecond,

@@ -3,8 +3,8 @@
 // becomes π_ref ← α π_θ + (1 − α) π_ref (α = ref_model_mixup_alpha), on the GPU. TRL computes
 // it as ref.mul_(1 − α).add_(policy, alpha=α); the same two roundings here: a scale, then an
 // in-place accumulate, then a copy back (one tensor per submission, so the extra memory is one
-// tensor, not a second reference). A page step is num_iterations optimizer steps; the config
-// makes ref_model_sync_steps a multiple of num_iterations, so TRL's sync points are page-step ends.
+// tensor, not a second reference). A page step is num_iterations × steps_per_generation optimizer
+// steps; the config makes ref_model_sync_steps a multiple of that, so TRL's sync points are page-step ends.
 import { recordAccumulate, recordScale } from '../ops/elementwise';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Transformer } from '../model/transformer';
@@ -14,11 +14,13 @@ export interface RefSyncConfig {
   ref_model_mixup_alpha: number;
   ref_model_sync_steps: number;
   num_iterations: number;
+  /** Absent in callers written before it existed: 1. */
+  steps_per_generation?: number;
 }
 
 /** TRL's global_step (optimizer steps) after `pageSteps` page steps. */
-export function optimizerSteps(cfg: Pick<RefSyncConfig, 'num_iterations'>, pageSteps: number): number {
-  return pageSteps * cfg.num_iterations;
+export function optimizerSteps(cfg: Pick<RefSyncConfig, 'num_iterations' | 'steps_per_generation'>, pageSteps: number): number {
+  return pageSteps * cfg.num_iterations * (cfg.steps_per_generation ?? 1);
 }
 
 /** Whether the step that brought the run to `pageSteps` ends on a TRL sync point. */

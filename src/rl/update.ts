@@ -1,12 +1,17 @@
-// The update half of a GRPO step: num_iterations passes of forward → log-probs → clipped loss →
-// backward, then grad norm + AdamW, over the generation batch split into micro-batches of
-// per_device_train_batch_size sequences (TRL's name; null = the whole batch). Each micro-batch
-// is one queue submission; gradients accumulate across them and the optimizer step rides in
-// the last one, so with one micro-batch a pass is exactly one submission, as before.
-// Loss normalisation follows TRL under gradient accumulation: dapo and cispo divide by the active
-// tokens of the whole batch (num_items_in_batch); grpo, sapo and dr_grpo by the whole batch's sequences
-// (each micro-batch's gradient is scaled by its share n_b / N); bnpo divides each micro-batch by
-// its own tokens and by the number of micro-batches, as TRL does.
+// The update half of a GRPO step: num_iterations passes over the generation batch; each pass
+// trains its steps_per_generation slices in turn (generationSlices.ts), one optimizer step per
+// slice: forward → log-probs → clipped loss → backward over the slice's micro-batches of
+// per_device_train_batch_size sequences (TRL's name; null = the whole slice), then grad norm +
+// AdamW. Each micro-batch is one queue submission; gradients accumulate across a slice's
+// micro-batches and the optimizer step rides in its last one, so with one slice of one
+// micro-batch a pass is exactly one submission, as before.
+// Loss normalisation follows TRL under gradient accumulation, per optimizer step: dapo and cispo
+// divide by the active tokens of the slice (num_items_in_batch); grpo, sapo and dr_grpo by the
+// slice's sequences (each micro-batch's gradient is scaled by its share n_b / N_slice); bnpo
+// divides each micro-batch by its own tokens and by the number of micro-batches, as TRL does.
+// π_old: with one slice the first pass's log-probs (π_θ before any update, TRL's detached ones);
+// with several, slices after the first are trained after an optimizer step, so π_old is computed
+// for the whole batch before the first step, as TRL does when generation and steps are misaligned.
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
 import { recordOptimizerStep } from '../ops/adamw';
@@ -18,6 +23,7 @@ import type { PolicyLossOptions } from '../ops/policyLoss.reference';
 import type { TokenBatch, Transformer } from '../model/transformer';
 import type { GrpoConfig } from './config';
 import { entropyBonusGradient, entropyBonusMean, topEntropyMask } from './entropyBonus';
+import { adamStep, generationPlan } from './generationSlices';
 import type { RolloutBatch } from './rolloutBatch';
 
 export type LossScalars = Record<(typeof POLICY_LOSS_SCALARS)[number], number>;
@@ -49,11 +55,25 @@ export interface TokenWeightSource {
   weightsFor(start: number, n: number, entropy: Float32Array | null): Float32Array;
 }
 
-export interface UpdateResult {
-  /** The last pass's loss scalars over the whole batch (sums for losses, token-weighted means otherwise). */
+/** One optimizer step of the update (steps_per_generation slices × num_iterations passes). */
+export interface OptimizerStepRecord {
+  iteration: number;
+  slice: number;
+  /** AdamW's t. */
+  t: number;
   scalars: LossScalars;
   gradNorm: number;
   skipped: boolean;
+}
+
+export interface UpdateResult {
+  /** The last pass's loss scalars over the whole batch: losses the mean of its optimizer steps', the rest token-weighted means. */
+  scalars: LossScalars;
+  /** The mean grad norm of the last pass's optimizer steps. */
+  gradNorm: number;
+  skipped: boolean;
+  /** Every optimizer step, in order (stops at a skipped one). */
+  steps: OptimizerStepRecord[];
   /** [N * T] entropies of the first pass, log-probs of the first and the last pass (when > 1 pass). */
   entropy: Float32Array;
   firstLogprobs: Float32Array | null;
@@ -99,6 +119,18 @@ export function microBatchScale(lossType: GrpoConfig['loss_type'], n: number, to
 const ENTROPY_MEAN = POLICY_LOSS_SCALARS.indexOf('entropyMean');
 const WEIGHTED = ['clipRatioLow', 'clipRatioHigh', 'clipRatioRegion', 'ratioMean', 'klMean', 'entropyMean', 'dualClipRatio'] as const;
 
+/** One pass's slices as one set of scalars: losses averaged over the optimizer steps, the rest token-weighted. */
+export function combineSlices(slices: readonly LossScalars[]): LossScalars {
+  if (slices.length === 1) return slices[0];
+  const out = { ...slices[0] };
+  const tokens = slices.reduce((t, s) => t + s.maskSum, 0);
+  out.maskSum = tokens;
+  out.loss = slices.reduce((t, s) => t + s.loss, 0) / slices.length;
+  out.policyLoss = slices.reduce((t, s) => t + s.policyLoss, 0) / slices.length;
+  for (const k of WEIGHTED) out[k] = tokens > 0 ? slices.reduce((t, s) => t + s[k] * s.maskSum, 0) / tokens : 0;
+  return out;
+}
+
 /** Combines micro-batch scalars: losses add up (already scaled), ratios and means weight by active tokens. */
 export function combineScalars(parts: readonly { scalars: Float32Array; scale: number }[]): LossScalars {
   const named = (s: Float32Array) => Object.fromEntries(POLICY_LOSS_SCALARS.map((k, i) => [k, s[i]])) as LossScalars;
@@ -119,10 +151,16 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
   const T = batch.tokens.seqLen;
   const V = model.config.vocabSize;
   const temperature = cfg.temperature > 0 ? cfg.temperature : 1;
-  const size = Math.min(cfg.per_device_train_batch_size ?? N, N);
-  const K = Math.ceil(N / size);
-  const totalTokens = batch.mask.reduce((s, m) => s + m, 0);
-  const lossOptions: Partial<PolicyLossOptions> = {
+  // The optimizer steps of this generation batch; the config makes the slices split evenly.
+  const plan = generationPlan({ generation_batch_size: N, num_iterations: cfg.num_iterations, steps_per_generation: cfg.steps_per_generation });
+  const S = cfg.steps_per_generation;
+  const sliceN = N / S;
+  const size = Math.min(cfg.per_device_train_batch_size ?? sliceN, sliceN);
+  if (sliceN % size !== 0) throw new RangeError(`per_device_train_batch_size (${size}) must divide a slice of ${sliceN} sequences`);
+  /** Micro-batches per optimizer step. */
+  const K = sliceN / size;
+  const activeTokensOf = (slice: number) => batch.mask.slice(slice * sliceN * T, (slice + 1) * sliceN * T).reduce((s, m) => s + m, 0);
+  const baseLossOptions: Partial<PolicyLossOptions> = {
     epsilon: cfg.epsilon,
     epsilonHigh: cfg.epsilon_high ?? cfg.epsilon,
     dualClip: cfg.dual_clip,
@@ -138,19 +176,19 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
     lossType: cfg.loss_type,
     importanceSamplingLevel: cfg.importance_sampling_level,
     maxCompletionLength: cfg.max_completion_length,
-    ...(K > 1 && (cfg.loss_type === 'dapo' || cfg.loss_type === 'cispo') ? { numItemsInBatch: totalTokens } : {}),
   };
+  const lossOptionsFor = (slice: number): Partial<PolicyLossOptions> =>
+    K > 1 && (cfg.loss_type === 'dapo' || cfg.loss_type === 'cispo') ? { ...baseLossOptions, numItemsInBatch: activeTokensOf(slice) } : baseLossOptions;
   const micro: MicroBatch[] = [];
   const entropy = new Float32Array(N * T);
-  const firstLogprobs = cfg.num_iterations > 1 ? new Float32Array(N * T) : null;
-  const lastLogprobs = cfg.num_iterations > 1 ? new Float32Array(N * T) : null;
+  // The ratio view needs π_old and the last pass: with several passes, or with slices trained after an update.
+  const ratios = cfg.num_iterations > 1 || S > 1;
+  const firstLogprobs = ratios ? new Float32Array(N * T) : null;
+  const lastLogprobs = ratios ? new Float32Array(N * T) : null;
   const entropyMask = cfg.top_entropy_quantile < 1 ? new Float32Array(N * T) : null;
   const credit = input.tokenCredit ?? null;
   const creditWeights = credit ? new Float32Array(N * T) : null;
-  let parts: { scalars: Float32Array; scale: number }[] = [];
-  /** Σ over this pass's micro-batches of H̄_b, the entropy the bonus rewards (entropyBonus.ts). */
-  let bonusSum = 0;
-  let gradNorm = 0;
+  const steps: OptimizerStepRecord[] = [];
   let skipped = false;
   try {
     for (let start = 0; start < N; start += size) {
@@ -172,19 +210,39 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         bonusGrad: null,
       });
     }
-    input.onProgress?.(0, cfg.num_iterations * K);
-    for (let it = 0; it < cfg.num_iterations && !skipped; it++) {
-      parts = [];
-      bonusSum = 0;
-      for (let k = 0; k < K; k++) {
-        const mb = micro[k];
+    const total = plan.length * K;
+    input.onProgress?.(0, total);
+    // Slices after the first are trained after an optimizer step: π_old (the sampling policy) first.
+    const oldUpFront = S > 1;
+    if (oldUpFront) {
+      for (const mb of micro) {
         const rows = mb.n * T;
-        let rec: Recorder = rt.recorder(`grpo.update.${it}.${k}`);
+        const rec = rt.recorder('grpo.update.old_logprobs');
+        const logits = model.prefill(rec, mb.tokens, { logits: 'all' });
+        const lp = recordLogprobsForward(rt, rec, logits, mb.targets, { rows, vocab: V, temperature });
+        rec.copy(lp.logprobs, mb.old, rows * 4);
+        const read = rec.readF32(lp.logprobs, rows);
+        rec.releaseAfterSubmit(lp.logprobs, lp.entropy, lp.rowStats, logits);
+        await rec.submit();
+        firstLogprobs!.set(await read, mb.start * T);
+      }
+    }
+    for (let j = 0; j < plan.length && !skipped; j++) {
+      const { iteration: it, slice } = plan[j];
+      const lossOptions = lossOptionsFor(slice);
+      const parts: { scalars: Float32Array; scale: number }[] = [];
+      /** Σ over this step's micro-batches of H̄_b, the entropy the bonus rewards (entropyBonus.ts). */
+      let bonusSum = 0;
+      let gradNorm = 0;
+      for (let k = 0; k < K; k++) {
+        const mb = micro[slice * K + k];
+        const rows = mb.n * T;
+        let rec: Recorder = rt.recorder(`grpo.update.${it}.${slice}.${k}`);
         if (k === 0) model.params.recordZeroGrads(rec);
-        if (it === 0 && k === 0) for (const m of micro) rec.copy(input.advantages, m.advantages, m.n * 4, m.start * 4, 0);
+        if (j === 0 && k === 0) for (const m of micro) rec.copy(input.advantages, m.advantages, m.n * 4, m.start * 4, 0);
         // LoRA dropout: a fresh mask per (seed, step, pass, micro-batch), on the policy's training forward only.
         const dropout = model.lora && model.lora.config.lora_dropout > 0
-          ? { dropoutSeed: (cfg.seed ^ Math.imul(input.step + 1, 0x9e3779b1) ^ Math.imul(it + 1, 0x85ebca6b) ^ Math.imul(k + 1, 0xc2b2ae35)) >>> 0 }
+          ? { dropoutSeed: (cfg.seed ^ Math.imul(input.step + 1, 0x9e3779b1) ^ Math.imul(it + 1, 0x85ebca6b) ^ Math.imul(slice * K + k + 1, 0xc2b2ae35)) >>> 0 }
           : {};
         const state = model.forward(rec, mb.tokens, dropout);
         const lp = recordLogprobsForward(rt, rec, state.logits, mb.targets, { rows, vocab: V, temperature });
@@ -192,9 +250,11 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         const readInto = (buf: GPUBuffer, into: Float32Array) => reads.push(rec.readF32(buf, rows).then((x) => into.set(x, mb.start * T)));
         let firstEntropies: Promise<Float32Array> | null = null;
         if (it === 0) {
-          // π_old = π_θ before the first update (TRL's detached log-probs).
-          rec.copy(lp.logprobs, mb.old, rows * 4);
-          if (firstLogprobs) readInto(lp.logprobs, firstLogprobs);
+          // π_old = π_θ before the first update (TRL's detached log-probs), unless computed up front.
+          if (!oldUpFront) {
+            rec.copy(lp.logprobs, mb.old, rows * 4);
+            if (firstLogprobs) readInto(lp.logprobs, firstLogprobs);
+          }
           if (cfg.beta !== 0) {
             if (!reference) throw new Error('beta > 0 needs the reference model');
             // The inference pass: every position's logits, no activations kept for a backward.
@@ -214,7 +274,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
           const pending = firstEntropies ?? rec.readF32(lp.entropy, rows);
           await rec.submit();
           e = await pending;
-          rec = rt.recorder(`grpo.update.${it}.${k}b`);
+          rec = rt.recorder(`grpo.update.${it}.${slice}.${k}b`);
         }
         // Token credit (src/rl/credit) is fixed for the batch at the first pass; TRL's entropy mask multiplies it.
         if (it === 0 && credit) {
@@ -232,7 +292,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
           if (mb.bonusGrad) rec.releaseAfterSubmit(mb.bonusGrad);
           mb.bonusGrad = rt.upload(entropyBonusGradient(mb.mask, m, cfg.entropy_coef, K), 'grpo.entropy_bonus_grad');
         }
-        if (it > 0 && it === cfg.num_iterations - 1 && lastLogprobs) readInto(lp.logprobs, lastLogprobs);
+        if (lastLogprobs && it === cfg.num_iterations - 1) readInto(lp.logprobs, lastLogprobs);
         const loss = recordPolicyLoss(
           rt,
           rec,
@@ -240,7 +300,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
           { logprobs: lp.logprobs, oldLogprobs: mb.old, refLogprobs: mb.ref, mask: mb.maskBuf, advantages: mb.advantages, entropy: lp.entropy, tokenWeights: mb.tokenWeights },
           lossOptions,
         );
-        const scale = microBatchScale(cfg.loss_type, mb.n, N, K);
+        const scale = microBatchScale(cfg.loss_type, mb.n, sliceN, K);
         const gradLogprobs = scale === 1 ? loss.gradLogprobs : recordScale(rt, rec, loss.gradLogprobs, rows, scale);
         // TRL's entropy bonus: already divided by the micro-batches, so never rescaled (entropyBonus.ts).
         const gradEntropy = mb.bonusGrad;
@@ -249,7 +309,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         let stepState: Promise<{ gradNorm: number; finite: boolean }> | null = null;
         if (k === K - 1) {
           const opt = recordOptimizerStep(rt, rec, model.params.optimizerTensors(rec), {
-            step: input.step + 1,
+            step: adamStep(cfg, input.step, j),
             learning_rate: input.learningRate,
             adam_beta1: cfg.adam_beta1,
             adam_beta2: cfg.adam_beta2,
@@ -272,7 +332,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         await Promise.all(reads);
         const scalars = await scalarRead;
         parts.push({ scalars, scale });
-        input.onProgress?.(it * K + k + 1, cfg.num_iterations * K);
+        input.onProgress?.(j * K + k + 1, total);
         if (cfg.entropy_coef !== 0) bonusSum += m ? entropyBonusMean(e!, mb.mask, m) : scalars[ENTROPY_MEAN];
         if (stepState) {
           const s = await stepState;
@@ -280,12 +340,17 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
           skipped = !s.finite;
         }
       }
+      const scalars = combineScalars(parts);
+      // The kernel's loss has no entropy term (entropyCoef 0 above): TRL's −entropy_coef · Σ_b H̄_b / K.
+      if (cfg.entropy_coef !== 0) scalars.loss -= (cfg.entropy_coef * bonusSum) / K;
+      steps.push({ iteration: it, slice, t: adamStep(cfg, input.step, j), scalars, gradNorm, skipped });
     }
   } finally {
     for (const m of micro) rt.release(m.targets, m.maskBuf, m.advantages, m.old, ...(m.ref ? [m.ref] : []), ...(m.tokenWeights ? [m.tokenWeights] : []), ...(m.bonusGrad ? [m.bonusGrad] : []));
   }
-  const scalars = combineScalars(parts);
-  // The kernel's loss has no entropy term (entropyCoef 0 above): TRL's −entropy_coef · Σ_b H̄_b / K.
-  if (cfg.entropy_coef !== 0) scalars.loss -= (cfg.entropy_coef * bonusSum) / K;
-  return { scalars, gradNorm, skipped, entropy, firstLogprobs, lastLogprobs, entropyMask, creditWeights, microBatches: K };
+  // The last pass reached (all of it, or up to a skipped step).
+  const last = steps.filter((s) => s.iteration === steps[steps.length - 1].iteration);
+  const scalars = combineSlices(last.map((s) => s.scalars));
+  const gradNorm = last.reduce((t, s) => t + s.gradNorm, 0) / last.length;
+  return { scalars, gradNorm, skipped, steps, entropy, firstLogprobs, lastLogprobs, entropyMask, creditWeights, microBatches: micro.length };
 }

@@ -10,6 +10,7 @@ import {
 } from './aggregate';
 import { adaptiveWeights, DEFAULT_ADAPTIVE_FLOOR } from './adaptive';
 import { rubricDropout } from './dropout';
+import { HOLISTIC_ID, holisticReward } from './holistic';
 import type { Rubric } from './schema';
 
 export const AGGREGATIONS = [
@@ -19,6 +20,8 @@ export const AGGREGATIONS = [
   'strict_all_required',
   'rubric_dropout',
   'adaptive_weights',
+  // RaR's implicit aggregation: one holistic Likert judge over the whole rubric (holistic.ts).
+  'holistic_likert',
 ] as const;
 export type AggregationName = (typeof AGGREGATIONS)[number];
 
@@ -85,6 +88,8 @@ export function aggregateGroup(rubric: Rubric, groupScores: readonly Scores[], c
       });
       return { rewards: out.rewards, weights: out.weights };
     }
+    case 'holistic_likert':
+      return { rewards: groupScores.map((s) => holisticReward(rubric, s)) };
     default: {
       if (!(config.method in ROLLOUT_AGGREGATIONS)) throw new RangeError(`unknown aggregation method "${String(config.method)}"`);
       const aggregate = ROLLOUT_AGGREGATIONS[config.method];
@@ -106,6 +111,8 @@ export function aggregateAll(
   const out: Partial<Record<AggregationName, (number | null)[]>> = {};
   for (const method of AGGREGATIONS) {
     if (method === 'rubric_dropout' && !context) continue;
+    // Only where the holistic judge scored the rollouts (its criterion is in the rubric).
+    if (method === 'holistic_likert' && !rubric.criteria.some((c) => c.id === HOLISTIC_ID)) continue;
     out[method] = aggregateGroup(rubric, groupScores, { ...config, method }, context).rewards;
   }
   return out;

@@ -38,7 +38,7 @@ export function neutraliseFormula(text: string): string {
 
 // The scalar fields, listed as typed records so a new metric field is a compile error here until
 // it has a column.
-const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration'>]: true } = {
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps'>]: true } = {
   frac_reward_zero_std: true,
   loss: true,
   policy_loss: true,
@@ -128,6 +128,11 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
   if (metrics.some((m) => m.held_out)) columns.push(...rewardColumns(metrics, (m) => m.held_out, 'held_out/'));
   if (metrics.some((m) => m.exploration)) {
     columns.push(...(Object.keys(EXPLORE_FIELDS) as (keyof ExploreMetrics)[]).map((k) => ({ name: `explore/${k}`, get: (m: StepMetrics) => m.exploration?.[k] ?? null })));
+  }
+  // Each optimizer step of a step (num_iterations × steps_per_generation > 1): opt/<j>/<field>, j in order.
+  const optSteps = Math.max(0, ...metrics.map((m) => m.optimizer_steps?.length ?? 0));
+  for (let j = 0; j < optSteps; j++) {
+    for (const k of ['loss', 'grad_norm', 'clip_ratio_region'] as const) columns.push({ name: `opt/${j}/${k}`, get: (m) => m.optimizer_steps?.[j]?.[k] ?? null });
   }
   if (metrics.some((m) => m.judge_failures)) {
     columns.push(

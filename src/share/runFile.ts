@@ -106,6 +106,26 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
   update_submits: count,
   unexplored_criteria: count.optional(),
   suppressed_criteria: count.optional(),
+  // num_iterations × steps_per_generation optimizer steps of the step (absent when one, and in older runs).
+  optimizer_steps: z
+    .array(
+      z.strictObject({
+        iteration: count,
+        slice: count,
+        loss: num,
+        policy_loss: num,
+        kl: num.nullable(),
+        entropy: num,
+        clip_ratio_low: num,
+        clip_ratio_high: num,
+        clip_ratio_region: num,
+        ratio_mean: num,
+        grad_norm: num,
+        skipped: z.boolean(),
+      }),
+    )
+    .max(1024)
+    .optional(),
   exploration: z
     .strictObject({
       generation_rounds: count,

@@ -12,9 +12,11 @@
 import { strToU8, zipSync } from 'fflate';
 import { AUTO_SAVE_STEPS_LARGE } from '../rl/checkpointPolicy';
 import { trlDefaultNote, type GrpoConfig } from '../rl/config';
+import { optimizerStepsPerGeneration } from '../rl/generationSlices';
 import { parseExperiment } from '../rl/experiment';
 import { rubricVersion, type QuestionCriterion, type Rubric, type Rule, type RuleCriterion } from '../rubric';
 import { DEFAULT_DROPOUT_P } from '../rubric/aggregations';
+import { isHolistic, judgedRubric } from '../rubric/holistic';
 import { DEFAULT_ADAPTIVE_FLOOR } from '../rubric/adaptive';
 import { DEFAULT_GATE_CAP, DEFAULT_PASS_THRESHOLD } from '../rubric/aggregate';
 import { toPythonRegex, type PythonRegex } from './python/pyRegex';
@@ -37,8 +39,8 @@ export interface TrlExportOptions {
   conversational?: boolean;
 }
 
-/** A parsed criterion; a regex rule also carries `python`, its Python translation. */
-export type SpecCriterion = QuestionCriterion | (Omit<RuleCriterion, 'rule'> & { rule: Rule & { python?: PythonRegex } });
+/** A parsed criterion; a regex rule also carries `python`, its Python translation; the holistic judge's (holistic_likert) is marked. */
+export type SpecCriterion = (QuestionCriterion & { holistic?: true }) | (Omit<RuleCriterion, 'rule'> & { rule: Rule & { python?: PythonRegex } });
 
 export interface RewardSpecRubric {
   name: string;
@@ -133,7 +135,8 @@ function specRubric(rubric: Rubric, version: string, aggregation: RewardSpecRubr
     name: rubric.name,
     version,
     criteria: rubric.criteria.map((c): SpecCriterion => {
-      if (!('rule' in c) || c.rule.kind !== 'regex') return structuredClone(c);
+      if (!('rule' in c)) return isHolistic(c) ? { ...structuredClone(c), holistic: true } : structuredClone(c);
+      if (c.rule.kind !== 'regex') return structuredClone(c);
       return { ...structuredClone(c), rule: { ...c.rule, python: toPythonRegex(c.rule.pattern, c.rule.flags) } };
     }),
     aggregation,
@@ -142,8 +145,10 @@ function specRubric(rubric: Rubric, version: string, aggregation: RewardSpecRubr
 
 /** The spec rubric_reward.py embeds for an experiment (validated with parseExperiment). */
 export async function rubricRewardSpec(experiment: unknown, options: TrlExportOptions = {}): Promise<RewardSpec> {
-  const { rubric, heldOutRubric, config } = parseExperiment(experiment);
+  const { rubric: checklist, heldOutRubric, config } = parseExperiment(experiment);
   const a = config.reward_aggregation;
+  // holistic_likert: rubric_reward.py asks the holistic criterion too, as the page's judges do.
+  const rubric = judgedRubric(checklist, a.method);
   const spec: RewardSpec = {
     format: REWARD_SPEC_FORMAT,
     version: REWARD_SPEC_VERSION,
@@ -216,14 +221,41 @@ function unsupportedText(text: string, notes: string[]): string {
   return text;
 }
 
+/**
+ * The generation batch's lines. One optimizer step per batch: generation_batch_size, from which
+ * TRL derives steps_per_generation = gradient_accumulation_steps. With the page's
+ * steps_per_generation S > 1 (optimizer steps per batch; src/rl/generationSlices.ts): TRL's
+ * steps_per_generation in accumulation steps, S × GRAD_ACCUM, and TRL derives the same
+ * generation_batch_size from it (it refuses both at once).
+ */
+function generationBatchLines(c: GrpoConfig): Line[] {
+  if (c.steps_per_generation === 1) {
+    return [
+      option('generation_batch_size', c.generation_batch_size, pageDefault('generation_batch_size')),
+      { code: 'per_device_train_batch_size=PER_DEVICE_BATCH,', comment: 'one optimizer step per generation batch, as in the page' },
+    ];
+  }
+  return [
+    note(`generation_batch_size ${c.generation_batch_size}: TRL derives it as PER_DEVICE_BATCH x processes x steps_per_generation (it takes one of the two)`),
+    { code: 'per_device_train_batch_size=PER_DEVICE_BATCH,', comment: `${c.steps_per_generation} optimizer steps per generation batch, as in the page` },
+  ];
+}
+
+/** "… here: N steps = N × k optimizer steps" when a page step is several optimizer steps, else ''. */
+function perGeneration(c: GrpoConfig, what: string): string {
+  const k = optimizerStepsPerGeneration(c);
+  if (k === 1) return '';
+  const parts = [c.num_iterations > 1 ? `num_iterations ${c.num_iterations}` : '', c.steps_per_generation > 1 ? `steps_per_generation ${c.steps_per_generation}` : ''].filter(Boolean).join(' x ');
+  return `the page's ${what} count generation batches, each ${k} optimizer steps (${parts}); TRL counts optimizer steps`;
+}
+
 /** GRPOConfig arguments for our options, and notes on what does not carry over. */
 function configLines(c: GrpoConfig, notes: string[]): Line[] {
   const unsupported = (text: string) => note(unsupportedText(text, notes));
   const lines: Line[] = [
     note('Generation'),
     option('num_generations', c.num_generations),
-    option('generation_batch_size', c.generation_batch_size, pageDefault('generation_batch_size')),
-    { code: 'per_device_train_batch_size=PER_DEVICE_BATCH,', comment: 'one optimizer step per generation batch, as in the page' },
+    ...generationBatchLines(c),
     { code: 'gradient_accumulation_steps=GRAD_ACCUM,', comment: c.per_device_train_batch_size === null ? undefined : 'the page accumulated micro-batches the same way' },
     option('max_completion_length', c.max_completion_length, pageDefault('max_completion_length')),
     c.temperature > 0
@@ -237,6 +269,9 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
     option('epsilon', c.epsilon),
     option('epsilon_high', c.epsilon_high, c.epsilon_high === null ? 'None: the same as epsilon' : undefined),
     option('num_iterations', c.num_iterations),
+    ...(c.steps_per_generation > 1
+      ? [{ code: 'steps_per_generation=TRL_STEPS_PER_GENERATION,', comment: `the page's steps_per_generation ${c.steps_per_generation} optimizer steps per generation batch; TRL counts accumulation steps` }]
+      : []),
     option('scale_rewards', c.scale_rewards),
     option('mask_truncated_completions', c.mask_truncated_completions),
   ];
@@ -308,12 +343,14 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
     option('adam_epsilon', c.adam_epsilon),
     option('lr_scheduler_type', c.lr_scheduler_type),
     option('warmup_ratio', c.warmup_ratio),
-    option('max_steps', c.max_steps, pageDefault('max_steps')),
+    option('max_steps', c.max_steps * optimizerStepsPerGeneration(c), [pageDefault('max_steps'), perGeneration(c, `max_steps ${c.max_steps}`)].filter(Boolean).join('; ') || undefined),
     option('seed', c.seed, 'TRL samples with its own generator: the same seed does not give the page\'s rollouts'),
   );
   // auto (null): TRL's checkpoints are whole models on disk, so the export keeps the page's interval for large checkpoints.
-  if (c.save_steps === null) lines.push(option('save_steps', AUTO_SAVE_STEPS_LARGE, pageDefault('save_steps')));
-  else if (c.save_steps > 0) lines.push(option('save_steps', c.save_steps, pageDefault('save_steps')));
+  const perGen = optimizerStepsPerGeneration(c);
+  const saveNote = (n: number) => [pageDefault('save_steps'), perGeneration(c, `every ${n} steps`)].filter(Boolean).join('; ');
+  if (c.save_steps === null) lines.push(option('save_steps', AUTO_SAVE_STEPS_LARGE * perGen, saveNote(AUTO_SAVE_STEPS_LARGE)));
+  else if (c.save_steps > 0) lines.push(option('save_steps', c.save_steps * perGen, saveNote(c.save_steps)));
   else lines.push(option('save_strategy', 'no', 'save_steps 0: the page saved only on pause/stop; the model is saved at the end below'));
   if (c.on_nonfinite !== 'skip_step') {
     lines.push(unsupported(`on_nonfinite "${c.on_nonfinite}": TRL has no such option (the page stopped on a NaN/Inf loss)`));
@@ -327,6 +364,9 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
   }
   lines.push(
     note(`reward_aggregation ${JSON.stringify(c.reward_aggregation)}: implemented in rubric_reward.py`),
+    ...(c.reward_aggregation.method === 'holistic_likert'
+      ? [note('holistic_likert (RaR\'s implicit judge): TRL has no rubric judge; rubric_reward.py asks the RUBRIC_JUDGE_* endpoint for one 1-5 score per completion, (k - 1) / 4, and an answer that is not 1-5 gives reward None')]
+      : []),
     note('Logging'),
     option('logging_steps', 1),
     option('report_to', 'none'),
@@ -394,17 +434,7 @@ MODEL_ID = ${pyString(modelId)}${embedded ? `
 # This is the page's own model, not on the Hugging Face Hub: set MODEL_ID to a Hub model, or to
 # a checkpoint folder exported with the run (config.json + model.safetensors; its tokenizer files too).` : ''}
 
-# One optimizer step per generation batch, as in the page: the batch is split over the processes.
-NUM_PROCESSES = int(os.environ.get("WORLD_SIZE", "1"))
-if ${config.generation_batch_size} % NUM_PROCESSES != 0:
-    raise SystemExit("generation_batch_size ${config.generation_batch_size} must be a multiple of the number of processes")
-${config.per_device_train_batch_size === null
-    ? `PER_DEVICE_BATCH = ${config.generation_batch_size} // NUM_PROCESSES
-GRAD_ACCUM = 1`
-    : `PER_DEVICE_BATCH = ${config.per_device_train_batch_size}  # per_device_train_batch_size, as in the page
-if ${config.generation_batch_size} % (PER_DEVICE_BATCH * NUM_PROCESSES) != 0:
-    raise SystemExit("generation_batch_size ${config.generation_batch_size} must be a multiple of ${config.per_device_train_batch_size} x the number of processes")
-GRAD_ACCUM = ${config.generation_batch_size} // (PER_DEVICE_BATCH * NUM_PROCESSES)`}
+${batchBlock(config)}
 
 dataset = load_dataset("json", data_files="prompts.jsonl", split="train")
 
@@ -418,6 +448,40 @@ ${peftBlock(config)}trainer = GRPOTrainer(model=MODEL_ID, reward_funcs=REWARD_FU
 trainer.train()
 trainer.save_model(config.output_dir)
 `;
+}
+
+/** PER_DEVICE_BATCH and GRAD_ACCUM (and TRL_STEPS_PER_GENERATION) in train_grpo.py. */
+function batchBlock(config: GrpoConfig): string {
+  const G = config.generation_batch_size;
+  const S = config.steps_per_generation;
+  if (S === 1) {
+    return `# One optimizer step per generation batch, as in the page: the batch is split over the processes.
+NUM_PROCESSES = int(os.environ.get("WORLD_SIZE", "1"))
+if ${G} % NUM_PROCESSES != 0:
+    raise SystemExit("generation_batch_size ${G} must be a multiple of the number of processes")
+${config.per_device_train_batch_size === null
+    ? `PER_DEVICE_BATCH = ${G} // NUM_PROCESSES
+GRAD_ACCUM = 1`
+    : `PER_DEVICE_BATCH = ${config.per_device_train_batch_size}  # per_device_train_batch_size, as in the page
+if ${G} % (PER_DEVICE_BATCH * NUM_PROCESSES) != 0:
+    raise SystemExit("generation_batch_size ${G} must be a multiple of ${config.per_device_train_batch_size} x the number of processes")
+GRAD_ACCUM = ${G} // (PER_DEVICE_BATCH * NUM_PROCESSES)`}`;
+  }
+  const B = config.per_device_train_batch_size;
+  return `# ${S} optimizer steps per generation batch of ${G}, as in the page (its steps_per_generation): an
+# optimizer step is ${G / S} sequences split over the processes and accumulated over GRAD_ACCUM micro-batches.
+# TRL counts steps_per_generation in those accumulation steps: ${S} x GRAD_ACCUM, from which it derives
+# generation_batch_size = PER_DEVICE_BATCH x processes x steps_per_generation = ${G}.
+NUM_PROCESSES = int(os.environ.get("WORLD_SIZE", "1"))
+${B === null
+    ? `if ${G / S} % NUM_PROCESSES != 0:
+    raise SystemExit("an optimizer step's ${G / S} sequences must be a multiple of the number of processes")
+PER_DEVICE_BATCH = ${G / S} // NUM_PROCESSES`
+    : `PER_DEVICE_BATCH = ${B}  # per_device_train_batch_size, as in the page
+if ${G / S} % (PER_DEVICE_BATCH * NUM_PROCESSES) != 0:
+    raise SystemExit("an optimizer step's ${G / S} sequences must be a multiple of ${B} x the number of processes")`}
+GRAD_ACCUM = ${G / S} // (PER_DEVICE_BATCH * NUM_PROCESSES)
+TRL_STEPS_PER_GENERATION = ${S} * GRAD_ACCUM`;
 }
 
 /** LoRA (use_peft) as PEFT's LoraConfig, with TRL ModelConfig's option names in comments. */

@@ -93,6 +93,25 @@ describe('grpoStep', () => {
     expect(m.update_submits).toBe(4);
   });
 
+  // steps_per_generation (issue 16): 8 rollouts in two slices of one group, one optimizer step
+  // each. π_old is the sampling policy's, computed before the first step (one submission per
+  // slice): the first slice trains before any update (ratio 1), the second after one (it moves;
+  // the entropy bonus makes the first step's gradient non-zero even if its group's rewards tie).
+  it('steps_per_generation 2: one optimizer step per slice, the second one off-policy', async () => {
+    const r = await harness.runModule(CASES, 'steps', { options: { ...BASE, steps_per_generation: 2, loss_type: 'grpo', entropy_coef: 0.1 }, steps: 1 });
+    const { metrics: m, rollouts } = r.steps[0];
+    expect(m.optimizer_steps.map((s: { iteration: number; slice: number }) => [s.iteration, s.slice])).toEqual([
+      [0, 0],
+      [0, 1],
+    ]);
+    expect(m.update_submits).toBe(4);
+    const ratios = (g: number) => rollouts.filter((x: { group: number }) => x.group === g).flatMap((x: { token_ratio: number[] }) => x.token_ratio);
+    for (const x of ratios(0)) expect(x).toBeCloseTo(1, 6);
+    expect(Math.max(...ratios(1).map((x: number) => Math.abs(x - 1)))).toBeGreaterThan(1e-4);
+    expect(m.optimizer_steps[0].clip_ratio_region).toBe(0);
+    for (const s of m.optimizer_steps) expect(Number.isFinite(s.loss) && s.grad_norm > 0).toBe(true);
+  });
+
   // Micro-batching (per_device_train_batch_size) is gradient accumulation: for grpo, dapo,
   // dr_grpo and cispo (normalised by num_items_in_batch as dapo; sapo shares grpo's scaling, see
   // test/unit/rl/update.test.ts) the accumulated gradient equals the one-submission gradient up to

@@ -3,6 +3,7 @@
 // The prompt and the response are untrusted text (the policy may try to talk the judge into
 // "yes"): they sit inside tags the judge is told to treat as data, and a closing tag inside them
 // is defused so the text cannot end its block early and write instructions after it.
+import { HOLISTIC_INTRO, isHolistic } from '../holistic';
 import type { JudgeRequest } from '../judge';
 import { isRuleCriterion, type QuestionCriterion } from '../schema';
 
@@ -17,7 +18,7 @@ export const ANSWER_CUE = 'Answer:';
 export const JUDGE_SYSTEM_PROMPT =
   'You are a strict, impartial grader. You judge one response against one criterion and reply with exactly one of the allowed answers, nothing else.';
 
-const TAGS = ['criterion', 'prompt', 'response'] as const;
+const TAGS = ['criterion', 'rubric', 'prompt', 'response'] as const;
 
 /** `text` with every closing tag of our blocks written as `<\/tag`, so it cannot close a block. */
 export function defuseTags(text: string): string {
@@ -45,10 +46,12 @@ export function questionOf(request: JudgeRequest): QuestionCriterion {
 export function judgeMessages(request: JudgeRequest): JudgeMessages {
   const c = questionOf(request);
   const ordinal = c.choices.length > 2 ? ` The answers run from worst to best: ${choiceList(c.choices)}.` : '';
+  // The holistic judge (RaR's implicit aggregation, ../holistic.ts) reads the whole rubric instead of one criterion.
+  const holistic = isHolistic(c);
   const user = [
-    'Grade the response below against one criterion of a rubric.',
+    holistic ? HOLISTIC_INTRO : 'Grade the response below against one criterion of a rubric.',
     '',
-    block('criterion', c.text),
+    holistic ? block('rubric', c.text) : block('criterion', c.text),
     '',
     block('prompt', request.prompt),
     '',
@@ -74,5 +77,6 @@ export function judgePromptText(request: JudgeRequest): string {
  */
 export function compactJudgePromptText(request: JudgeRequest): string {
   const c = questionOf(request);
-  return `${block('prompt', request.prompt)}\n${block('response', request.completion)}\n${c.judge_question} (${c.choices.join(' / ')})\n${ANSWER_CUE}`;
+  const rubric = isHolistic(c) ? `${block('rubric', c.text)}\n` : '';
+  return `${rubric}${block('prompt', request.prompt)}\n${block('response', request.completion)}\n${c.judge_question} (${c.choices.join(' / ')})\n${ANSWER_CUE}`;
 }

@@ -11,6 +11,7 @@
 import { unscorable, type CriterionResult, type Judge, type JudgeOptions, type JudgeRequest } from '../judge';
 import { answerSpans } from '../evidence';
 import { judgeMessages, questionOf } from './modelJudgePrompt';
+import { isHolistic, parseLikert } from '../holistic';
 
 export interface RemoteJudgeConfig {
   /** The chat completions URL (".../v1/chat/completions") or its base (".../v1"). http(s) only. */
@@ -206,6 +207,12 @@ export function matchChoice(choices: readonly string[], answer: string): number 
   return best;
 }
 
+/** The holistic judge's answer as a choice index (Likert point − 1), or null; a reasoning model's <think> block is dropped first. */
+export function likertIndex(answer: string): number | null {
+  const k = parseLikert(answer.replace(/<think>[\s\S]*?<\/think>/gi, ''));
+  return k === null ? null : k - 1;
+}
+
 /** The message text of a chat completion, or null if the reply has none. */
 function contentOf(json: unknown): string | null {
   const message = (json as { choices?: { message?: { content?: unknown } }[] } | null)?.choices?.[0]?.message;
@@ -327,7 +334,8 @@ export class RemoteJudge implements Judge {
     for (let attempt = 1; ; attempt++) {
       const out = await this.attempt(body, signal);
       if (out.kind === 'answer') {
-        const index = matchChoice(choices, out.text);
+        // The holistic judge's Likert answer is parsed strictly: "5/10" or "6" is no answer, never a score.
+        const index = isHolistic(request.criterion) ? likertIndex(out.text) : matchChoice(choices, out.text);
         if (index === null) return unscorable(id, `the judge answered ${this.excerpt(out.text)}, which is none of ${JSON.stringify(choices)}`);
         // A "Quote: ..." line is evidence only where the quote is found in the completion (evidence.ts).
         const spans = answerSpans(request.completion, out.text);

@@ -430,7 +430,26 @@ def check_rule(rule, completion):
 JUDGE_SYSTEM_PROMPT = (
     "You are a strict, impartial grader. You judge one response against one criterion and reply with exactly one of the allowed answers, nothing else."
 )
-_TAG_CLOSE = re.compile("</(" + _JS_SPACE_CLASS + "*)(criterion|prompt|response)", re.IGNORECASE)
+_TAG_CLOSE = re.compile("</(" + _JS_SPACE_CLASS + "*)(criterion|rubric|prompt|response)", re.IGNORECASE)
+
+# RaR's implicit judge (src/rubric/holistic.ts): the whole rubric, one Likert score 1..5.
+HOLISTIC_INTRO = (
+    "Rate the response below against the whole rubric: every criterion, with its tier and weight. "
+    "A criterion with a negative weight is a pitfall: meeting it makes the response worse."
+)
+LIKERT_POINTS = 5
+_LIKERT = re.compile("^(?:score\\s*:\\s*)?([0-9]{1,3})(?:\\s*/\\s*([0-9]{1,3}))?\\s*\\.?\\Z", re.IGNORECASE)
+
+
+def parse_likert(answer):
+    """The Likert point (1..5) of an answer, or None: one whole number, "N/5" or "Score: N"; anything else is no answer."""
+    m = _LIKERT.match(js_trim(_THINK.sub("", answer)))
+    if not m:
+        return None
+    if m.group(2) is not None and int(m.group(2)) != LIKERT_POINTS:
+        return None
+    k = int(m.group(1))
+    return k if 1 <= k <= LIKERT_POINTS else None
 
 
 def defuse_tags(text):
@@ -450,11 +469,12 @@ def judge_messages(criterion, prompt, completion):
     """The same system and user messages as the page's judges."""
     choices = criterion["choices"]
     ordinal = " The answers run from worst to best: %s." % choice_list(choices) if len(choices) > 2 else ""
+    holistic = criterion.get("holistic", False)
     user = "\n".join(
         [
-            "Grade the response below against one criterion of a rubric.",
+            HOLISTIC_INTRO if holistic else "Grade the response below against one criterion of a rubric.",
             "",
-            _block("criterion", criterion["text"]),
+            _block("rubric" if holistic else "criterion", criterion["text"]),
             "",
             _block("prompt", prompt),
             "",
@@ -572,7 +592,11 @@ class OpenAIJudge:
             kind, text, wait = self._attempt(body)
             if kind == "answer":
                 choices = criterion["choices"]
-                index = match_choice(choices, text)
+                if criterion.get("holistic", False):
+                    k = parse_likert(text)
+                    index = None if k is None else k - 1
+                else:
+                    index = match_choice(choices, text)
                 if index is None:
                     return None, "the judge answered %s, which is none of %s" % (quote(self._redact(text), 160), json.dumps(choices))
                 return index / (len(choices) - 1), 'the judge answered "%s"' % choices[index]
@@ -755,6 +779,9 @@ def aggregate_group(criteria, group_scores, aggregation, seed=0, step=0, group=0
         keep = dropout_mask(criteria, aggregation["dropout_p"], seed, step, group)
         base = ROLLOUT_AGGREGATIONS[aggregation.get("dropout_aggregation", "weighted_mean")]
         return [base(criteria, s, keep=keep, **options) for s in group_scores]
+    if method == "holistic_likert":
+        k = [c["id"] for c in criteria].index("holistic_likert")
+        return [s[k] for s in group_scores]
     if method == "adaptive_weights":
         return adaptive_weights(criteria, group_scores, floor=aggregation["adaptive_floor"], tier_balance=aggregation.get("adaptive_tier_balance", True))
     return [ROLLOUT_AGGREGATIONS[method](criteria, s, **options) for s in group_scores]

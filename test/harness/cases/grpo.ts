@@ -52,7 +52,7 @@ export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; s
     const r = await grpoStep(ctx, s, prompts, input.stages ? { onStage: (stage) => void seen.push(stage) } : {});
     out.push({
       metrics: r.metrics,
-      rollouts: r.rollouts.map((x) => ({ reward: x.reward, advantage: x.advantage, completion: x.completion, group: x.group, truncated: x.truncated, scores: x.scores, token_entropy: x.token_entropy, token_weight: x.token_weight })),
+      rollouts: r.rollouts.map((x) => ({ reward: x.reward, advantage: x.advantage, completion: x.completion, group: x.group, truncated: x.truncated, scores: x.scores, token_entropy: x.token_entropy, token_weight: x.token_weight, token_ratio: x.token_ratio })),
     });
   }
   ctx.model.params.destroy();

@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { strFromU8, unzipSync } from 'fflate';
 import { afterAll, describe, expect, it } from 'vitest';
+import { GRPO_DEFAULTS } from '../../../src/rl/config';
 import { FIRST_VISIT } from '../../../src/share/presets';
 import { exportToTrl, exportToTrlZip, pyString, rubricRewardSpec } from '../../../src/share/trlExport';
 import { toPythonRegex } from '../../../src/share/python/pyRegex';
@@ -112,7 +113,8 @@ for node in ast.walk(tree):
     };
     const { files } = await exportToTrl(experiment(config));
     const { kwargs } = readScript(files['train_grpo.py']);
-    const expected: Record<string, unknown> = { ...config, max_grad_norm: 0, output_dir: 'grpo-output', gradient_accumulation_steps: '<GRAD_ACCUM>', logging_steps: 1, report_to: 'none', save_strategy: 'no' };
+    // max_steps counts generation batches on the page, optimizer steps in TRL: 500 × num_iterations 2.
+    const expected: Record<string, unknown> = { ...config, max_steps: 1000, max_grad_norm: 0, output_dir: 'grpo-output', gradient_accumulation_steps: '<GRAD_ACCUM>', logging_steps: 1, report_to: 'none', save_strategy: 'no' };
     delete expected.save_steps;
     for (const [k, v] of Object.entries(expected)) expect(kwargs[k], k).toEqual(v);
     expect(kwargs.per_device_train_batch_size).toBe('<PER_DEVICE_BATCH>');
@@ -145,6 +147,40 @@ for node in ast.walk(tree):
     const trdpo = { sync_ref_model: true, beta: 0.04, ref_model_mixup_alpha: 0.5, ref_model_sync_steps: 64 };
     expect(await read(trdpo)).toMatchObject(trdpo);
     for (const k of ['sync_ref_model', 'ref_model_mixup_alpha', 'ref_model_sync_steps']) expect(Object.keys(plain)).not.toContain(k);
+  });
+
+  // steps_per_generation (issue 16): the page's S optimizer steps per generation batch is TRL's
+  // steps_per_generation S × GRAD_ACCUM accumulation steps; TRL derives generation_batch_size from it.
+  it.skipIf(!PYTHON)('steps_per_generation: TRL\'s accumulation steps, and the same generation batch and optimizer steps', async () => {
+    const run = async (config: Record<string, unknown>, processes: number) => {
+      const script = (await exportToTrl(experiment(config))).files['train_grpo.py'];
+      // The batch block, run as Python with WORLD_SIZE processes (everything before the dataset).
+      const block = script.slice(script.indexOf('NUM_PROCESSES ='), script.indexOf('dataset = load_dataset'));
+      const out = spawnSync('python3', ['-c', `import os, json\n${block}\nprint(json.dumps([PER_DEVICE_BATCH, GRAD_ACCUM, TRL_STEPS_PER_GENERATION]))`], { encoding: 'utf8', env: { ...process.env, WORLD_SIZE: String(processes) } });
+      return { script, kwargs: readScript(script).kwargs, out };
+    };
+    const base = { num_generations: 4, generation_batch_size: 32, steps_per_generation: 4, num_iterations: 2, max_steps: 10, save_steps: 5 };
+    const one = await run({ ...base, per_device_train_batch_size: 2 }, 1);
+    expect(one.out.stderr).toBe('');
+    // An optimizer step is 32 / 4 = 8 sequences = 4 micro-batches of 2; TRL: 4 × 4 = 16 = 32 / 2.
+    expect(JSON.parse(one.out.stdout)).toEqual([2, 4, 16]);
+    expect(one.kwargs.steps_per_generation).toBe('<TRL_STEPS_PER_GENERATION>');
+    expect(Object.keys(one.kwargs)).not.toContain('generation_batch_size'); // TRL refuses both
+    expect(one.script).toMatch(/# generation_batch_size 32: TRL derives it/);
+    // max_steps and save_steps: 10 and 5 generation batches of 2 × 4 = 8 optimizer steps.
+    expect(one.kwargs.max_steps).toBe(80);
+    expect(one.kwargs.save_steps).toBe(40);
+    expect(one.script).toMatch(/max_steps=80, .*the page's max_steps 10 count generation batches, each 8 optimizer steps \(num_iterations 2 x steps_per_generation 4\)/);
+    // Whole slices per micro-batch on 2 processes: 8 / 2 = 4 per device, 1 accumulation step, TRL's 4.
+    const two = await run(base, 2);
+    expect(JSON.parse(two.out.stdout)).toEqual([4, 1, 4]);
+    // 3 processes cannot split an 8-sequence optimizer step.
+    const three = await run(base, 3);
+    expect(three.out.stderr).toMatch(/an optimizer step's 8 sequences must be a multiple of the number of processes/);
+    // The default keeps generation_batch_size (one optimizer step per batch) and writes no steps_per_generation.
+    const plain = readScript((await exportToTrl(experiment({}))).files['train_grpo.py']).kwargs;
+    expect(plain.generation_batch_size).toBe(GRPO_DEFAULTS.generation_batch_size);
+    expect(Object.keys(plain)).not.toContain('steps_per_generation');
   });
 
   it('advantage_estimator "rloo" becomes a note: TRL\'s GRPOTrainer has no leave-one-out baseline', async () => {
