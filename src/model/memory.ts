@@ -39,6 +39,17 @@ export interface TrainingShape {
   microBatch?: number | null;
   /** TRL's loss_type (default 'dapo'): with several micro-batches every other type scales each one's gradient. */
   lossType?: 'grpo' | 'bnpo' | 'dapo' | 'dr_grpo' | 'cispo' | 'sapo';
+  /**
+   * Extra guided rollouts of a step at most (src/rl/explore/guided.ts: herl_fraction,
+   * guidance_on_demand): a second generate() call of `sequences` rows from prompts of up to
+   * `promptTokens`, an inference pass re-scoring them under the original prompt, and `sequences`
+   * more rows in the update. Absent or null: none.
+   */
+  guided?: { sequences: number; promptTokens: number } | null;
+  /** Scaffolded rows re-scored under the original prompt by one inference pass (scaffold_fraction; mismatch.ts). Default 0. */
+  rescoredSequences?: number;
+  /** cort_credit: the rubric-conditioned prompt's length; CoRT's two inference passes run per micro-batch before the update. Absent or null: off. */
+  cortPromptTokens?: number | null;
 }
 
 export interface MemoryEstimate {
@@ -68,6 +79,8 @@ export interface MemoryEstimate {
   sampling: number;
   /** The update's [rows, vocab] buffers of one micro-batch: logits, their gradient, and the reference's logits when beta > 0. */
   logits: number;
+  /** What the inference passes between sampling and the update add (CoRT's two passes, re-scoring guided rows): 0 without them. */
+  passes: number;
   /** Everything above: what the pool holds once a step has run. */
   total: number;
   /** Parameters plus the larger of the two phases, when the pool is trimmed before and after sampling. */
@@ -331,6 +344,34 @@ function updateSubmission(L: ModelLayout, n: number, T: number, o: SubmissionOpt
   return { released: t.buffers, kept: kept.buffers };
 }
 
+/** One inference (log-prob) pass over n × seqLen rows (mismatch.ts, cortPass.ts): prefill with every position's logits, then targets, log-probs, entropy, row stats. */
+function scoringPassBuffers(L: ModelLayout, n: number, seqLen: number): BufferEstimate[] {
+  const t = new Tally();
+  t.buffers.push(...prefillBuffers(L, n, seqLen, { logits: 'all', adapters: L.sites.length > 0 }));
+  const R = n * seqLen;
+  t.add('pass targets', R * 4);
+  t.add('pass log-probs, entropy', R * F32, 2);
+  t.add('pass row stats', R * 8);
+  return t.buffers;
+}
+
+/**
+ * The inference passes between sampling and the update, through `pool`, one submission each:
+ * the re-scoring of scaffolded and of guided rows under the original prompt, and CoRT's two
+ * passes (rubric-conditioned and plain prompt) per micro-batch of the natural rows.
+ */
+function runPasses(pool: PoolSim, L: ModelLayout, shape: TrainingShape, naturalSizes: readonly number[]): void {
+  const T = shape.promptTokens + shape.completionTokens;
+  const rescored = shape.rescoredSequences ?? 0;
+  if (rescored > 0) pool.submission(scoringPassBuffers(L, Math.min(rescored, shape.microBatch ?? rescored), T));
+  const guided = shape.guided?.sequences ?? 0;
+  if (guided > 0) pool.submission(scoringPassBuffers(L, Math.min(guided, shape.microBatch ?? guided), T));
+  const cort = shape.cortPromptTokens;
+  if (cort !== null && cort !== undefined) {
+    for (const n of naturalSizes) pool.submission([...scoringPassBuffers(L, n, cort + shape.completionTokens), ...scoringPassBuffers(L, n, T)]);
+  }
+}
+
 /** Sequences per update submission: ceil(N / microBatch) submissions, the last one possibly smaller. */
 export function microBatchSizes(sequences: number, microBatch: number | null | undefined): number[] {
   positive('sequences', sequences);
@@ -363,8 +404,13 @@ function runUpdate(pool: PoolSim, L: ModelLayout, shape: TrainingShape, sizes: r
  */
 export function updateBuffers(shape: TrainingShape): BufferEstimate[] {
   const pool = new PoolSim();
-  runUpdate(pool, modelLayout(shape.config, shape.lora), shape, microBatchSizes(shape.numGenerations * shape.promptsPerStep, shape.microBatch));
+  runUpdate(pool, modelLayout(shape.config, shape.lora), shape, microBatchSizes(trainedSequences(shape), shape.microBatch));
   return pool.created;
+}
+
+/** Rows the update trains: the natural rollouts and the extra guided ones. */
+function trainedSequences(shape: TrainingShape): number {
+  return shape.numGenerations * shape.promptsPerStep + (shape.guided?.sequences ?? 0);
 }
 
 const isLogits = (b: BufferEstimate) => b.label.startsWith('logits [') || b.label.startsWith('grad logits [');
@@ -380,7 +426,20 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
     throw new RangeError(`promptTokens + completionTokens = ${shape.promptTokens + shape.completionTokens} exceeds the model's context of ${c.maxPositions}`);
   }
   const N = shape.numGenerations * shape.promptsPerStep;
-  const sizes = microBatchSizes(N, shape.microBatch);
+  const sizes = microBatchSizes(trainedSequences(shape), shape.microBatch);
+  const guided = shape.guided && shape.guided.sequences > 0 ? shape.guided : null;
+  if (guided) {
+    positive('guided.sequences', guided.sequences);
+    positive('guided.promptTokens', guided.promptTokens);
+    if (guided.promptTokens + shape.completionTokens > c.maxPositions) {
+      throw new RangeError(`guided prompts of ${guided.promptTokens} tokens + completionTokens ${shape.completionTokens} exceed the model's context of ${c.maxPositions}`);
+    }
+  }
+  const cort = shape.cortPromptTokens ?? null;
+  if (cort !== null) {
+    positive('cortPromptTokens', cort);
+    if (cort + shape.completionTokens > c.maxPositions) throw new RangeError(`cort prompts of ${cort} tokens + completionTokens ${shape.completionTokens} exceed the model's context of ${c.maxPositions}`);
+  }
   const L = modelLayout(c, shape.lora);
   const params = parameterBuffers(L);
   const model = new Tally();
@@ -396,14 +455,24 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
   const pool = new PoolSim();
   pool.acquire([...sampling.kvCache, ...sampling.other]);
   pool.release([...sampling.kvCache, ...sampling.other]);
+  // The guided rollouts' own generate() call: what it needs beyond the first call's free buffers.
+  const second: { kvCache: BufferEstimate[]; other: BufferEstimate[] } = guided ? samplingBuffers(L, { batch: guided.sequences, promptTokens: guided.promptTokens, completionTokens: shape.completionTokens }) : { kvCache: [], other: [] };
+  const beforeSecond = pool.created.length;
+  pool.submission([...second.kvCache, ...second.other]);
+  const secondAdded = pool.created.slice(beforeSecond);
+  const beforePasses = pool.created.length;
+  runPasses(pool, L, shape, microBatchSizes(N, shape.microBatch));
+  const passesAdded = pool.created.slice(beforePasses);
   const before = pool.created.length;
   runUpdate(pool, L, shape, sizes);
   const added = pool.created.slice(before);
   // Trimmed before and after sampling, the update starts from an empty pool.
   const alone = updateBuffers(shape);
+  const passesPool = new PoolSim();
+  runPasses(passesPool, L, shape, microBatchSizes(N, shape.microBatch));
   const persistent = params.weights.total + params.gradients.total + params.optimizer.total + model.total + reference.total;
-  const samplingBytes = allocatedBytes(sampling.kvCache) + allocatedBytes(sampling.other);
-  const everything = [...params.weights.buffers, ...sampling.kvCache, ...sampling.other, ...alone];
+  const samplingBytes = Math.max(allocatedBytes(sampling.kvCache) + allocatedBytes(sampling.other), allocatedBytes(second.kvCache) + allocatedBytes(second.other));
+  const everything = [...params.weights.buffers, ...sampling.kvCache, ...sampling.other, ...second.kvCache, ...second.other, ...passesPool.created, ...alone];
   const largest = everything.reduce((a, b) => (b.bytes > a.bytes ? b : a));
   return {
     weights: params.weights.total,
@@ -412,11 +481,12 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
     modelBuffers: model.total,
     referenceModel: reference.total,
     activations: allocatedBytes(added.filter((b) => !isLogits(b))),
-    kvCache: allocatedBytes(sampling.kvCache),
-    sampling: allocatedBytes(sampling.other),
+    kvCache: allocatedBytes(sampling.kvCache) + allocatedBytes(secondAdded.filter((b) => second.kvCache.includes(b))),
+    sampling: allocatedBytes(sampling.other) + allocatedBytes(secondAdded.filter((b) => !second.kvCache.includes(b))),
     logits: allocatedBytes(added.filter(isLogits)),
+    passes: allocatedBytes(passesAdded),
     total: persistent + pool.bytes,
-    totalIfTrimmed: persistent + Math.max(samplingBytes, allocatedBytes(alone)),
+    totalIfTrimmed: persistent + Math.max(samplingBytes, allocatedBytes(passesPool.created), allocatedBytes(alone)),
     largest,
   };
 }

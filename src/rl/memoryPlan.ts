@@ -6,6 +6,10 @@ import { configFromHf } from '../model/config';
 import { checkFitsDevice, estimateTrainingBytes, type DeviceLimits, type FitResult, type MemoryEstimate } from '../model/memory';
 import { loraConfigFromTrl } from '../model/lora';
 import type { GrpoConfig } from './config';
+import type { Criterion } from '../rubric';
+import { rubricConditionedPrompt } from './credit/cort';
+import { guidedPromptBound, guidedRowsBound } from './explore/guidedBounds';
+import { scaffoldSlots } from './explore/scaffold';
 
 /** What WebGPU cannot tell: how much memory the GPU has. A conservative laptop figure. */
 export const DEFAULT_GPU_BUDGET_BYTES = 4 * 1024 ** 3;
@@ -26,12 +30,19 @@ export function promptTokenBound(prompts: readonly string[], byteTokenizer: bool
   return (byteTokenizer ? longest : Math.ceil(longest / 2.5)) + TEMPLATE_TOKENS;
 }
 
+/** CoRT's rubric-conditioned prompt in tokens, capped by the context like any estimate (cortPass.ts refuses a prompt that does not fit). */
+function cortTokens(prompt: string, byte: boolean, room: number): number {
+  return Math.min(promptTokenBound([prompt], byte), Math.max(1, room));
+}
+
 export function planMemory(
   hfConfig: Record<string, unknown>,
   prompts: readonly string[],
   config: GrpoConfig,
   limits: DeviceLimits,
   budgetBytes = DEFAULT_GPU_BUDGET_BYTES,
+  /** The rubric's criteria: the extra prompts of CoRT and of guided rollouts are bounded from them. */
+  criteria: readonly Criterion[] = [],
 ): MemoryPlan {
   const model = configFromHf(hfConfig);
   const byte = (hfConfig as { rubric_playground?: { tokenizer?: string } }).rubric_playground?.tokenizer === 'byte';
@@ -42,6 +53,13 @@ export function planMemory(
     const message = `Prompts of up to about ${promptTokens} tokens plus max_completion_length ${config.max_completion_length} exceed this model's context of ${model.maxPositions} tokens: shorten the prompts or max_completion_length.`;
     throw new RangeError(message);
   }
+  // The passes and rows beyond plain GRPO's: CoRT's rubric-conditioned prompts, the guided
+  // rollouts' own sampling prompts (a revision's quoted answer is cut to fit the context, so its
+  // bound is capped there) and rows, the scaffolded rows re-scored.
+  const bound = (text: string) => Math.min(promptTokenBound([text], byte), Math.max(1, room));
+  const longest = prompts.length ? prompts.reduce((a, b) => (new TextEncoder().encode(b).length > new TextEncoder().encode(a).length ? b : a)) : '';
+  const guidedPrompt = guidedPromptBound(prompts, criteria, config);
+  const groups = config.generation_batch_size / config.num_generations;
   const estimate = estimateTrainingBytes({
     config: model,
     lora: config.use_peft ? loraConfigFromTrl(config) : null,
@@ -54,6 +72,9 @@ export function planMemory(
     // Empty per_device_train_batch_size: a whole slice per submission (steps_per_generation slices).
     microBatch: config.per_device_train_batch_size ?? (config.steps_per_generation > 1 ? config.generation_batch_size / config.steps_per_generation : null),
     lossType: config.loss_type,
+    guided: guidedPrompt === null ? null : { sequences: guidedRowsBound(config), promptTokens: bound(guidedPrompt) },
+    rescoredSequences: config.scaffold_fraction > 0 && config.temperature > 0 ? groups * scaffoldSlots(config) : 0,
+    cortPromptTokens: config.cort_credit ? cortTokens(rubricConditionedPrompt(longest, criteria), byte, room) : null,
   });
   // A plain copy: GPUSupportedLimits cannot cross postMessage.
   const plain = { maxBufferSize: limits.maxBufferSize, maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize };

@@ -275,7 +275,7 @@ const api = {
         localFiles: request.localFiles,
       };
       const parsed = parseExperiment(experiment);
-      const plan = planMemory(await fetchModelConfig(experiment.model, sourceOptions), samplingPromptsBound(parsed.experiment.prompts, parsed.rubric, parsed.config), parsed.config, rt.device.limits);
+      const plan = planMemory(await fetchModelConfig(experiment.model, sourceOptions), samplingPromptsBound(parsed.experiment.prompts, parsed.rubric, parsed.config), parsed.config, rt.device.limits, undefined, parsed.rubric.criteria);
       if (!plan.fit.fits) throw new Error(plan.fit.message ?? 'the run does not fit this GPU');
       const files = await fetchModelById(experiment.model, sourceOptions);
       modelFiles = files;
@@ -322,7 +322,7 @@ const api = {
     const rt = await getRuntime();
     const hfConfig = await fetchModelConfig(experiment.model, { localFiles: request.localFiles, hubEndpoint: request.hubEndpoint });
     // Scaffolded sampling prompts are longer than the experiment's (src/rl/explore/scaffold.ts).
-    return planMemory(hfConfig, samplingPromptsBound(experiment.prompts, rubric, config), config, rt.device.limits, request.budgetBytes);
+    return planMemory(hfConfig, samplingPromptsBound(experiment.prompts, rubric, config), config, rt.device.limits, request.budgetBytes, rubric.criteria);
   },
 
   /**

@@ -13,7 +13,7 @@ import DownloadPanel from '../../../src/ui/run/DownloadPanel.svelte';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function plan(total: number, fits: boolean): MemoryPlan {
-  const parts = { weights: total, gradients: 0, optimizer: 0, modelBuffers: 0, referenceModel: 0, activations: 0, kvCache: 0, sampling: 0, logits: 0 };
+  const parts = { weights: total, gradients: 0, optimizer: 0, modelBuffers: 0, referenceModel: 0, activations: 0, kvCache: 0, sampling: 0, logits: 0, passes: 0 };
   return {
     estimate: { ...parts, total, totalIfTrimmed: total, largest: { label: 'logits', bytes: total, allocated: total } },
     fit: fits ? { fits: true, message: null } : { fits: false, message: `needs ${total} bytes` },
