@@ -35,7 +35,45 @@ export class PipelineCache {
   /** Number of pipelines compiled ahead of use by warm() (createComputePipelineAsync). */
   warmed = 0;
 
+  /** Pipelines being compiled by warm(), by key. */
+  private readonly pending = new Map<string, Promise<void>>();
+
   constructor(private readonly device: GPUDevice) {}
+
+  /**
+   * Compiles the specs not cached yet with createComputePipelineAsync and caches each as it
+   * resolves. A get() of a spec still compiling compiles it on the spot (it cannot wait); a
+   * build failure is swallowed here so that get() reports it with its error scope.
+   */
+  async warm(specs: readonly KernelSpec[]): Promise<void> {
+    const waits: Promise<void>[] = [];
+    for (const spec of specs) {
+      const key = pipelineKey(spec);
+      if (this.pipelines.has(key)) continue;
+      let wait = this.pending.get(key);
+      if (!wait) {
+        const layout = this.layoutFor(spec.bindings);
+        wait = this.device
+          .createComputePipelineAsync({
+            label: `${spec.name}:${spec.entryPoint}`,
+            layout: this.device.createPipelineLayout({ bindGroupLayouts: [layout] }),
+            compute: { module: this.moduleFor(spec), entryPoint: spec.entryPoint, constants: spec.constants },
+          })
+          .then(
+            (pipeline) => {
+              if (this.pipelines.has(key)) return;
+              this.pipelines.set(key, { spec, pipeline, layout, key, buildError: Promise.resolve(null) });
+              this.warmed++;
+            },
+            () => {},
+          )
+          .finally(() => this.pending.delete(key));
+        this.pending.set(key, wait);
+      }
+      waits.push(wait);
+    }
+    await Promise.all(waits);
+  }
 
   get(spec: KernelSpec): KernelPipeline {
     const known = this.bySpec.get(spec);

@@ -38,6 +38,11 @@ export class Recorder {
     private readonly bindGroups: BindGroupCache | null = null,
     /** Races every await of submit() against the device's loss (null: await plainly). */
     private readonly loss: DeviceLossWatch | null = null,
+    /**
+     * A capture recording (GpuRuntime.captureKernels): calls are checked as usual but nothing
+     * is encoded, written or counted; it is discarded, never submitted.
+     */
+    readonly dry = false,
   ) {
     this.encoder = device.createCommandEncoder({ label });
   }
@@ -50,7 +55,7 @@ export class Recorder {
   /** A small uniform buffer holding `data`, returned to the pool after submit. */
   uniform(data: ArrayBufferView): GPUBuffer {
     const buffer = this.pool.acquire(data.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'uniform');
-    this.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+    if (!this.dry) this.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
     this.temporaries.push(buffer);
     return buffer;
   }
@@ -88,6 +93,7 @@ export class Recorder {
     if (x > max || y > max || z > max) {
       throw new RangeError(`${kernel.spec.name}: dispatch (${x}, ${y}, ${z}) exceeds ${max} workgroups per dimension`);
     }
+    if (this.dry) return;
     const bindGroup = this.bindGroups
       ? this.bindGroups.get(kernel.layout, bindings)
       : this.device.createBindGroup({
@@ -104,6 +110,7 @@ export class Recorder {
 
   copy(src: GPUBuffer, dst: GPUBuffer, byteLength: number, srcOffset = 0, dstOffset = 0): void {
     this.assertOpen();
+    if (this.dry) return;
     this.endPass();
     this.encoder.copyBufferToBuffer(src, srcOffset, dst, dstOffset, byteLength);
   }
@@ -111,6 +118,7 @@ export class Recorder {
   /** Zeroes a buffer (or a 4-byte-aligned range of it) without a dispatch. */
   clear(buffer: GPUBuffer, offset = 0, size?: number): void {
     this.assertOpen();
+    if (this.dry) return;
     this.endPass();
     this.encoder.clearBuffer(buffer, offset, size);
   }
@@ -118,6 +126,8 @@ export class Recorder {
   /** Schedules a readback of `byteLength` bytes; resolves after submit(). */
   read(buffer: GPUBuffer, byteLength = buffer.size, offset = 0): Promise<ArrayBuffer> {
     this.assertOpen();
+    // A capture never runs: its reads never resolve (and nothing awaits them).
+    if (this.dry) return new Promise<ArrayBuffer>(() => {});
     const size = Math.ceil(byteLength / 4) * 4;
     const staging = this.pool.acquire(size, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST, 'readback');
     this.copy(buffer, staging, size, offset, 0);
@@ -135,6 +145,7 @@ export class Recorder {
   /** One queue submission for everything recorded; then the scheduled reads resolve. */
   async submit(): Promise<void> {
     this.assertOpen();
+    if (this.dry) throw new Error('a kernel-capture recording cannot be submitted');
     this.endPass();
     this.submitted = true;
     this.device.pushErrorScope('validation');
@@ -177,6 +188,13 @@ export class Recorder {
     for (const b of this.temporaries.splice(0)) this.pool.release(b);
     // A read rejected by the loss rejects submit() too, so a caller awaiting only submit() learns of it.
     if (this.loss?.lost) throw this.loss.lost;
+  }
+
+  /** Ends a capture recording: its pooled temporaries go back (nothing was written to them). */
+  discard(): void {
+    if (!this.dry) throw new Error('only a kernel-capture recording can be discarded; submit this one');
+    this.submitted = true;
+    for (const b of this.temporaries.splice(0)) this.pool.release(b);
   }
 
   /** Names the kernel whose WGSL or pipeline failed, rather than only "invalid command buffer". */

@@ -85,12 +85,48 @@ export class GpuRuntime {
 
   pipeline(spec: KernelSpec): KernelPipeline {
     if (this.loss.lost) throw this.loss.lost;
+    if (this.capture) {
+      this.capture.specs.add(spec);
+      return { spec, pipeline: null as unknown as GPUComputePipeline, layout: null as unknown as GPUBindGroupLayout, key: '', buildError: Promise.resolve(null) };
+    }
     return this.pipelines.get(spec);
   }
 
   recorder(label?: string): Recorder {
     if (this.loss.lost) throw this.loss.lost;
-    return new Recorder(this.device, this.pool, this.counters, label, this.bindGroups, this.loss);
+    const rec = new Recorder(this.device, this.pool, this.counters, label, this.bindGroups, this.loss, this.capture !== null);
+    this.capture?.recorders.push(rec);
+    return rec;
+  }
+
+  private capture: { specs: Set<KernelSpec>; recorders: Recorder[] } | null = null;
+
+  /**
+   * Runs `record` (synchronous recording code, e.g. a model's forward and backward) without
+   * compiling, encoding or submitting anything, and returns the kernels it would use: the list
+   * warmPipelines compiles ahead of the first real step. Recorders made meanwhile are
+   * discarded; `record` releases the buffers it acquires, as it would after a submission.
+   */
+  captureKernels(record: () => void): KernelSpec[] {
+    if (this.capture) throw new Error('captureKernels does not nest');
+    const capture = (this.capture = { specs: new Set<KernelSpec>(), recorders: [] as Recorder[] });
+    try {
+      record();
+    } finally {
+      this.capture = null;
+      for (const rec of capture.recorders) rec.discard();
+    }
+    return [...capture.specs];
+  }
+
+  /**
+   * Compiles `specs` with createComputePipelineAsync (off the queue, while the page is read)
+   * and caches them, so the first step that dispatches them compiles nothing. Resolves once all
+   * are built; a spec that fails to build is left to the first dispatch, which reports it.
+   */
+  warmPipelines(specs: readonly KernelSpec[]): Promise<void> {
+    if (this.loss.lost) throw this.loss.lost;
+    return this.pipelines.warm(specs);
   }
 
   /** A pooled storage buffer filled with `data` (the caller releases it to the pool). */

@@ -10,6 +10,7 @@ import type { KernelSpec } from '../gpu/pipelineCache';
 import {
   bindingBytes,
   checkTensorBinding,
+  gradNormKernels,
   readStepState,
   recordGradNorm,
   STEP_STATE_FLOATS,
@@ -51,6 +52,15 @@ function multiStep(tensors: number): KernelSpec {
 /** Tensors per AdamW dispatch on this device: four storage bindings each, plus the step state. */
 export function adamwGroupSize(limits: GPUSupportedLimits): number {
   return Math.max(1, Math.min(MULTI_MAX, Math.floor((limits.maxStorageBuffersPerShaderStage - 1) / 4)));
+}
+
+/**
+ * The kernels recordOptimizerStep dispatches for `count` tensors in separate buffers (for
+ * pipeline warm-up).
+ */
+export function optimizerKernels(limits: GPUSupportedLimits, count: number): KernelSpec[] {
+  const updates = tensorGroups(count, adamwGroupSize(limits)).map(([a, b]) => (b - a === 1 ? STEP : multiStep(b - a)));
+  return [...gradNormKernels(limits, count), ...new Set(updates)];
 }
 
 /** Hugging Face TrainingArguments names and defaults. */

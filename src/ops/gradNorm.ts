@@ -57,6 +57,12 @@ export function gradNormGroupSize(limits: GPUSupportedLimits): number {
   return Math.max(1, Math.min(MULTI_MAX, limits.maxStorageBuffersPerShaderStage - 1));
 }
 
+/** The kernels recordGradNorm dispatches for `count` tensors (for pipeline warm-up). */
+export function gradNormKernels(limits: GPUSupportedLimits, count: number): KernelSpec[] {
+  const groups = tensorGroups(count, gradNormGroupSize(limits)).map(([a, b]) => (b - a === 1 ? PARTIALS : multiPartials(b - a)));
+  return [...new Set(groups), TENSOR_SUMS, FINISH];
+}
+
 /** Float index of each scalar in the step-state buffer (STEP_STATE_FLOATS f32 values). */
 export const STEP_STATE = { gradNorm: 0, clipScale: 1, finite: 2, nonfiniteCount: 3 } as const;
 export const STEP_STATE_FLOATS = 4;

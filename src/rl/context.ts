@@ -3,6 +3,7 @@
 import type { GpuRuntime } from '../gpu/runtime';
 import { checkpointModelFiles, checkpointReferenceFiles, parseTrainerState, restoreLoraCheckpoint, type CheckpointFiles } from '../model/checkpoint';
 import { fetchModelFiles, loadModel, modelUrl, type ModelFiles } from '../model/load';
+import { warmModelPipelines } from '../model/warmup';
 import { loraConfigFromTrl } from '../model/lora';
 import type { Transformer } from '../model/transformer';
 import { JudgeCache, rubricVersion, type Judge } from '../rubric';
@@ -64,6 +65,13 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       if (options.resume) await restoreLoraCheckpoint(loaded.model, options.resume);
       else loaded.model.attachLora(loraConfigFromTrl(config), config.seed);
     }
+    // Compile the run's kernels now, off the queue, while the judge loads and the visitor reads
+    // the page, rather than inside the first step (issue 18). Shapes are the run's, roughly:
+    // only which matmul path a shape picks matters, not its exact length. Never fails the load.
+    void warmModelPipelines(loaded.model, {
+      train: { batch: config.per_device_train_batch_size ?? config.num_generations, seqLen: 16 + config.max_completion_length },
+      sample: { batch: config.generation_batch_size, promptLen: 16 },
+    });
     // The KL reference is the starting model, also when resuming from a checkpoint, unless
     // sync_ref_model has mixed the policy into it: then the checkpoint carries it.
     let reference: Transformer | null = null;

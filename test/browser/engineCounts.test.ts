@@ -18,24 +18,36 @@ interface Counts {
   bindGroupsCreated: number;
   bindGroupsReused: number;
   pipelinesCreated: number;
+  pipelinesWarmed: number;
   buffersCreated: number;
   finite: boolean;
 }
 
 describe('engine counts per train step', () => {
-  it('records a fixed number of dispatches and creates nothing after the first step', async () => {
-    const r = (await harness.runModule('/test/harness/cases/engineCounts.ts', 'trainStepCounts', { layers: 2, steps: 3 })) as {
+  it('warm-up compiles every pipeline; a step records a fixed number of dispatches and creates nothing after the first', async () => {
+    const r = (await harness.runModule('/test/harness/cases/engineCounts.ts', 'warmedCounts', { layers: 2, steps: 3 })) as {
+      requested: number;
+      warm: Counts;
       steps: Counts[];
+      sample: Counts;
       tensors: number;
+      sampled: number[];
       maxStorageBuffers: number;
     };
+    // The warm-up compiled the kernels (createComputePipelineAsync; specs sharing a pipeline key
+    // compile once), and its capture dispatched, submitted and bound nothing.
+    expect(r.warm.pipelinesWarmed).toBeGreaterThan(20);
+    expect(r.warm.pipelinesWarmed).toBeLessThanOrEqual(r.requested);
+    expect(r.warm).toMatchObject({ pipelinesCreated: 0, dispatches: 0, submits: 0, bindGroupsCreated: 0 });
+
     const [first, second, third] = r.steps;
     for (const s of r.steps) {
       expect(s.finite).toBe(true);
       expect(s.submits).toBe(1);
+      // Nothing left to compile on demand after the warm-up.
+      expect(s.pipelinesCreated).toBe(0);
     }
-    // The first step compiles its pipelines and builds its bind groups.
-    expect(first.pipelinesCreated).toBeGreaterThan(0);
+    // The first step builds its bind groups.
     expect(first.bindGroupsCreated).toBeGreaterThan(0);
     // 2 layers, 36 trainable tensors: forward + loss + backward (97 dispatches), then the
     // optimizer: multi-tensor partial sums of the grad norm (8 tensors a dispatch) + 2, and
@@ -47,14 +59,16 @@ describe('engine counts per train step', () => {
     const perNorm = Math.min(8, r.maxStorageBuffers - 1);
     const perAdam = Math.max(1, Math.min(4, Math.floor((r.maxStorageBuffers - 1) / 4)));
     expect(first.dispatches).toBe(97 + Math.ceil(36 / perNorm) + 2 + Math.ceil(36 / perAdam));
-    // Same model, same batch shape: the same commands every step.
-    expect(second.dispatches).toBe(first.dispatches);
-    expect(third.dispatches).toBe(first.dispatches);
+    // Same model, same batch shape: the same commands every step, over the same buffers.
     for (const s of [second, third]) {
-      expect(s.pipelinesCreated).toBe(0);
+      expect(s.dispatches).toBe(first.dispatches);
       expect(s.bindGroupsCreated).toBe(0);
       expect(s.bindGroupsReused).toBe(s.dispatches);
       expect(s.buffersCreated).toBe(0);
     }
+    // Sampling at the warmed shapes compiles nothing either.
+    expect(r.sampled).toEqual([3, 3]);
+    expect(r.sample.dispatches).toBeGreaterThan(0);
+    expect(r.sample.pipelinesCreated).toBe(0);
   }, 300_000);
 });

@@ -1,11 +1,14 @@
 // Page side of test/browser/engineCounts.test.ts: the deterministic per-step counts of the
 // engine (dispatches, bind groups and pipelines created or reused) for a fixed tiny model, so a
 // change that adds dispatches or per-step setup shows up as a failing count, never as a time.
-import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { GpuRuntime } from '../../../src/gpu/runtime';
 import { configFromHf } from '../../../src/model/config';
+import { generate } from '../../../src/model/generate';
 import { initialWeights } from '../../../src/model/init';
 import { ParameterStore } from '../../../src/model/parameters';
 import { SftTrainer } from '../../../src/model/sft';
+import { buildSftBatch } from '../../../src/model/sftBatch';
+import { warmModelPipelines } from '../../../src/model/warmup';
 import { ByteTokenizer } from '../../../src/model/tokenizer';
 import { Transformer } from '../../../src/model/transformer';
 
@@ -34,20 +37,35 @@ const EXAMPLES = [
   completion: [...tok.encode(c), tok.eosTokenId],
 }));
 
-/** Counter deltas of each of `steps` SFT steps of a fresh model with `layers` layers. */
-export async function trainStepCounts(rt: GpuRuntime, input: { layers: number; steps: number }) {
-  const config = fixtureConfig(input.layers);
-  const model = new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, 3)));
-  const trainer = new SftTrainer(rt, model, tok.padTokenId, { learning_rate: 1e-3, lr_scheduler_type: 'constant' });
-  const steps = [];
+/**
+ * On a fresh device (its own pipeline cache): warms the pipelines of an SFT step and of sampling
+ * at the shapes about to run, then runs `steps` SFT steps and one generate call; reports the
+ * counter deltas of each.
+ */
+export async function warmedCounts(_rt: GpuRuntime, input: { layers: number; steps: number }) {
+  const rt = await GpuRuntime.create();
   try {
+    const config = fixtureConfig(input.layers);
+    const model = new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, 3)));
+    const { tokens } = buildSftBatch(EXAMPLES, tok.padTokenId);
+    const prompts = [[tok.bosTokenId, 72, 105, 33], [tok.bosTokenId, 79, 107, 46]];
+    const beforeWarm = rt.snapshotCounters();
+    const requested = await warmModelPipelines(model, { train: { batch: tokens.batch, seqLen: tokens.seqLen }, sample: { batch: prompts.length, promptLen: 4 } });
+    const warm = rt.countersSince(beforeWarm);
+    const trainer = new SftTrainer(rt, model, tok.padTokenId, { learning_rate: 1e-3, lr_scheduler_type: 'constant' });
+    const steps = [];
     for (let i = 0; i < input.steps; i++) {
       const before = rt.snapshotCounters();
       const r = await trainer.trainStep(EXAMPLES);
       steps.push({ ...rt.countersSince(before), finite: Number.isFinite(r.loss) && !r.skipped });
     }
-  } finally {
+    const beforeSample = rt.snapshotCounters();
+    const out = await generate(model, prompts, { max_completion_length: 3, temperature: 1, top_k: 0, top_p: 1, seed: 1 }, { eosTokenId: -1 });
+    const sample = rt.countersSince(beforeSample);
+    const tensors = model.params.trainable.length;
     model.params.destroy();
+    return { requested, warm, steps, sample, tensors, sampled: out.completions.map((c) => c.length), maxStorageBuffers: rt.device.limits.maxStorageBuffersPerShaderStage };
+  } finally {
+    rt.destroy();
   }
-  return { steps, tensors: model.params.trainable.length, maxStorageBuffers: rt.device.limits.maxStorageBuffersPerShaderStage };
 }
