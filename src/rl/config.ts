@@ -306,13 +306,13 @@ function guidedRolloutIssues(c: {
   guidance_num_generations: number;
   num_generations: number;
   per_device_train_batch_size: number | null;
+  steps_per_generation: number;
 }): { path: string[]; message: string }[] {
   const issues: { path: string[]; message: string }[] = [];
   const on = c.herl_fraction > 0 ? 'herl_fraction' : c.guidance_on_demand ? 'guidance_on_demand' : null;
   // The extra rows vary in number from step to step, so they cannot be split into fixed slices or micro-batches.
-  const slices = (c as { steps_per_generation?: number }).steps_per_generation ?? 1;
-  if (on && slices > 1) {
-    issues.push({ path: [on], message: `needs steps_per_generation = 1, got ${slices}: the extra guided rollouts vary in number from step to step, so the batch cannot be split into equal slices` });
+  if (on && c.steps_per_generation > 1) {
+    issues.push({ path: [on], message: `needs steps_per_generation = 1, got ${c.steps_per_generation}: the extra guided rollouts vary in number from step to step, so the batch cannot be split into equal slices` });
   }
   if (on && c.per_device_train_batch_size !== null) {
     issues.push({ path: [on], message: `needs per_device_train_batch_size empty (the whole batch in one submission), got ${c.per_device_train_batch_size}: the extra guided rollouts vary in number from step to step, so the batch cannot be split into equal micro-batches` });

@@ -7,8 +7,8 @@
 // normaliser into the term's own:
 //   tokens:    main rows × M_all / M_main,  aux rows × c · M_all / M_aux   (M: active tokens)
 //   sequences: main rows × N_all / N_main,  aux rows × c · N_all / N_aux   (N: sequences)
-// Exact with one micro-batch, and with several for every type but bnpo (which divides each
-// micro-batch by its own tokens, as TRL: there the factors use the whole batch's counts).
+// Exact for the one submission these rows train in (config.ts refuses per_device_train_batch_size
+// and steps_per_generation > 1 with them: bnpo would divide each micro-batch by its own tokens).
 import type { GrpoConfig } from '../config';
 import type { TokenWeightSource } from '../update';
 

@@ -160,6 +160,7 @@ describe('hindsight and on-demand options', () => {
     expect(() => parseGrpoConfig({ guidance_on_demand: true, num_generations: 4, generation_batch_size: 8, guidance_num_generations: 5 })).toThrow(/guidance_num_generations: must be at most num_generations \(4\), got 5/);
     expect(() => parseGrpoConfig({ herl_fraction: 0.5, per_device_train_batch_size: 8 })).toThrow(/herl_fraction: needs per_device_train_batch_size empty/);
     expect(() => parseGrpoConfig({ guidance_on_demand: true, per_device_train_batch_size: 8 })).toThrow(/guidance_on_demand: needs per_device_train_batch_size empty/);
+    expect(() => parseGrpoConfig({ herl_fraction: 0.5, steps_per_generation: 2 })).toThrow(/herl_fraction: needs steps_per_generation = 1, got 2/);
     expect(() => parseGrpoConfig({ herl_bonus: -1 })).toThrow(/herl_bonus/);
     expect(() => parseGrpoConfig({ rise_aux_decay_steps: 0 })).toThrow(/rise_aux_decay_steps/);
     expect(() => parseGrpoConfig({ guided_is_cap: 0 })).toThrow(/guided_is_cap/);
