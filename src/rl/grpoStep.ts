@@ -72,7 +72,7 @@ export interface RolloutRecord {
   tokens?: string[];
   /** the policy's entropy at that position (first update pass); */
   token_entropy?: number[];
-  /** π_θ/π_old at the last update pass (exactly 1 when num_iterations = 1); */
+  /** π_θ/π_old at the last update pass (exactly 1 when num_iterations = steps_per_generation = 1); */
   token_ratio?: number[];
   /** the token's weight in the loss: 0 when masked (truncated, or below top_entropy_quantile), else 1 times its token credit (src/rl/credit; negative = flipped advantage); */
   token_weight?: number[];

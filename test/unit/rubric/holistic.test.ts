@@ -7,6 +7,8 @@ import { HOLISTIC_ID, HOLISTIC_QUESTION, holisticCriterion, judgedRubric, likert
 import { likertIndex, remoteJudge } from '../../../src/rubric/judges/remote';
 import { holisticIssue, parseExperiment } from '../../../src/rl/experiment';
 import { FIRST_VISIT } from '../../../src/share/presets';
+import { ByteTokenizer } from '../../../src/model/tokenizer';
+import { choiceTokens } from '../../../src/rl/modelJudge';
 
 const RUBRIC = parseRubric({
   name: 'capitals',
@@ -51,6 +53,14 @@ describe('the prompt', () => {
     // A user criterion that only borrows the id is not the holistic judge.
     const lookalike = parseRubric({ name: 'q', criteria: [{ id: HOLISTIC_ID, text: 'Polite', weight: 1, tier: 'essential', judge_question: 'Is it polite?' }] });
     expect(judgeMessages({ rubricVersion: 'v', prompt: 'p', completion: 'c', criterion: lookalike.criteria[0] }).user).toMatch(/^Grade the response below against one criterion/);
+  });
+});
+
+describe('why 1–5', () => {
+  it('the in-page judges read each answer as one token: 1–5 are distinct, 1–10 are not ("1" and "10" share theirs)', () => {
+    const tok = new ByteTokenizer();
+    expect(choiceTokens(tok, holisticCriterion(RUBRIC).choices, ' ').tokens).toEqual([49, 50, 51, 52, 53]);
+    expect(() => choiceTokens(tok, Array.from({ length: 10 }, (_, i) => String(i + 1)), ' ')).toThrow(/"1" and "10" start with the same token/);
   });
 });
 
