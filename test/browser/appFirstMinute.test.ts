@@ -1,20 +1,24 @@
-// The first minute (issue 14): before Train, the page measures the adapter (a short calibration
-// in the trainer worker) and says how long a step of the experiment in the builder should take;
-// on a software adapter it says so and offers a smaller setting, which is a visible change of
-// the builder's settings. No training here: nothing depends on the machine's speed.
+// The first minute (issue 14): the results are a few Tab presses away (skip links) and named in
+// a sticky section bar; the page fits 1280×720 and a narrow screen without sideways scrolling;
+// before Train, the page measures the adapter (a short calibration in the trainer worker) and
+// says how long a step of the experiment in the builder should take; on a software adapter it
+// says so and offers a smaller setting, a visible change of the builder's settings. Each view is
+// saved as test-artifacts/screenshots/<view>.png. One tiny step at the end fills the charts for
+// the last screenshots; no check depends on the machine's speed.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenedPage } from '../../scripts/lib/browser.mjs';
 import { LESSONS } from '../../src/share/lessons';
 import { encodeShareLink } from '../../src/share/link';
 import { stepCountsIn } from '../../src/rl/stepTime';
-import { openApp, setSettingOn } from '../helpers/appPage';
+import { layoutOverflow, NARROW, openApp, setSettingOn, shootView, WIDE } from '../helpers/appPage';
 
 let opened: OpenedPage;
 let page: Page;
 
 beforeAll(async () => {
   ({ opened, page } = await openApp('/', { calibrate: true }));
+  await page.setViewportSize(WIDE);
 });
 afterAll(async () => {
   await opened?.close();
@@ -28,6 +32,65 @@ function perStep(text: string): number {
 }
 
 const settingValue = (key: string) => page.getByTestId(`setting-${key}`).locator('input').inputValue();
+
+/** Every section of the bar, opened from it, shot at the current viewport as `<prefix>-<section>`. */
+async function shootSections(prefix: string): Promise<void> {
+  for (const id of ['builder', 'run-controls', 'charts', 'rollouts', 'saved-runs']) {
+    await page.getByTestId(`section-${id}`).click();
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe(id);
+    await shootView(page, `${prefix}-${id}`);
+  }
+}
+
+async function expectFits(): Promise<void> {
+  const layout = await layoutOverflow(page);
+  expect(layout.cut).toEqual([]);
+  expect(layout.scrollWidth).toBeLessThanOrEqual(layout.clientWidth);
+}
+
+describe('results reachable at first sight', () => {
+  it('a skip link, reached within 3 Tab presses, moves focus to the results', async () => {
+    let presses = 0;
+    let active: string | null = null;
+    while (presses < 3 && active !== 'skip-results') {
+      await page.keyboard.press('Tab');
+      presses++;
+      active = await page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? null);
+    }
+    expect(active).toBe('skip-results');
+    await expect(page.getByTestId('skip-results').isVisible()).resolves.toBe(true);
+    await page.keyboard.press('Enter');
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('results');
+    // The address keeps its fragment (a share link may live there).
+    expect(new URL(page.url()).hash).toBe('');
+    // The next Tab from the start reaches "Skip to charts".
+    await page.getByTestId('skip-results').focus();
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).resolves.toBe('skip-charts');
+    await page.keyboard.press('Enter');
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('charts');
+    const top = await page.evaluate(() => document.getElementById('charts')!.getBoundingClientRect().top);
+    expect(top).toBeLessThan(WIDE.height);
+  });
+
+  it('fits 1280×720 and a narrow screen without sideways scrolling; the section bar stays in view', async () => {
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.getByTestId('step-estimate').waitFor({ timeout: 180_000 });
+    await shootView(page, 'first-visit');
+    await expectFits();
+    await shootSections('wide');
+    // Scrolled down, the section bar is still at the top of the view.
+    await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
+    await expect(page.evaluate(() => document.querySelector('[data-testid=section-nav]')!.getBoundingClientRect().top)).resolves.toBe(0);
+    await page.setViewportSize(NARROW);
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await shootView(page, 'narrow-first-visit');
+    await expectFits();
+    await shootSections('narrow');
+    await expectFits();
+    await page.setViewportSize(WIDE);
+  });
+});
 
 describe('the time per step before Train', () => {
   it('is shown before Train and follows the settings', async () => {
@@ -86,5 +149,23 @@ describe('the time per step before Train', () => {
     const timed = page.getByTestId('lesson-time');
     await timed.waitFor({ timeout: 60_000 });
     await expect(timed.textContent()).resolves.toMatch(new RegExp(`On this GPU: ${n} steps ≈ \\d+ (s|min|h)`));
+  });
+
+  it('after a tiny step, the filled charts and rollouts still fit both screens (screenshots)', async () => {
+    await shootView(page, 'lesson');
+    // Every control back (a lesson hides some of the settings set here).
+    if (await page.getByTestId('leave-lesson').count()) await page.getByTestId('leave-lesson').click();
+    for (const [key, value] of [['num_generations', '2'], ['generation_batch_size', '2'], ['max_completion_length', '4'], ['max_steps', '1']]) {
+      await setSettingOn(page, key, value);
+    }
+    await page.getByTestId('train').click();
+    await page.getByTestId('run-status').filter({ hasText: 'Finished' }).waitFor({ timeout: 240_000 });
+    await shootSections('trained');
+    await expectFits();
+    await page.setViewportSize(NARROW);
+    await shootSections('narrow-trained');
+    await expectFits();
+    await page.setViewportSize(WIDE);
+    expect(opened.pageErrors).toEqual([]);
   });
 });

@@ -6,6 +6,45 @@ import type { Page } from 'playwright-core';
 import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
 
 export const SHOTS = join(repoRoot, 'test-results');
+/** Screenshots of the page's views for a reviewer, named by view (gitignored; see README "Screenshots"). */
+export const VIEWS = join(repoRoot, 'test-artifacts', 'screenshots');
+
+/** The laptop screen the views are checked and shot at, and a narrow phone-sized one. */
+export const WIDE = { width: 1280, height: 720 };
+export const NARROW = { width: 400, height: 800 };
+
+/** Saves what the viewport shows as test-artifacts/screenshots/<name>.png. */
+export async function shootView(page: Page, name: string): Promise<void> {
+  mkdirSync(VIEWS, { recursive: true });
+  await page.screenshot({ path: join(VIEWS, `${name}.png`) });
+}
+
+/**
+ * How the page fits its viewport: the document's scroll width against the viewport's, and the
+ * visible elements that reach past the viewport's left or right edge without a scrolling or
+ * clipping box of their own around them (what a visitor would find cut off).
+ */
+export function layoutOverflow(page: Page): Promise<{ scrollWidth: number; clientWidth: number; cut: string[] }> {
+  return page.evaluate(() => {
+    const doc = document.documentElement;
+    const width = doc.clientWidth;
+    const insideClip = (el: Element) => {
+      for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) if (getComputedStyle(p).overflowX !== 'visible') return true;
+      return false;
+    };
+    const cut: string[] = [];
+    for (const el of document.body.querySelectorAll('*')) {
+      if (el.closest('.sr-only')) continue;
+      const r = el.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0 || getComputedStyle(el).visibility === 'hidden') continue;
+      if ((r.right > width + 1 || r.left < -1) && !insideClip(el)) {
+        const id = el.getAttribute('data-testid') ?? el.id ?? '';
+        cut.push(`${el.tagName.toLowerCase()}${id ? `[${id}]` : ''}.${[...el.classList].join('.')} ${Math.round(r.left)}..${Math.round(r.right)}`);
+      }
+    }
+    return { scrollWidth: Math.max(doc.scrollWidth, document.body.scrollWidth), clientWidth: width, cut: cut.slice(0, 20) };
+  });
+}
 
 /**
  * Opens the app at `path` and waits for the Train button; `acceptDialogs` answers confirm() with
