@@ -109,9 +109,13 @@ export function tryResponse(
   const scores = scoresOf(rubric, rows.map((r) => r.result!));
   const agg = config.reward_aggregation;
   const context = { seed: config.seed, step: 0, group: 0 };
-  const reward = aggregateGroup(rubric, [scores], agg, context).rewards[0];
+  // holistic_likert's reward is the holistic judge's one score for the whole rubric (src/rubric/holistic.ts): Try it has no judge model.
+  const holistic = agg.method === 'holistic_likert';
+  const reward = holistic ? null : aggregateGroup(rubric, [scores], agg, context).rewards[0];
   const unscored = rows.filter((r) => r.result?.status !== 'ok' && r.weight !== 0);
-  const why = reward !== null ? null : unscored.length ? `Not scored: ${unscored.map((r) => r.id).join(', ')} (a completion with an unscored criterion gets no reward and advantage 0).` : 'No reward.';
+  const why = holistic
+    ? 'holistic_likert: the reward is the judge\'s single 1–5 score for the whole rubric, which needs the judge model; the checklist\'s aggregations are below for comparison.'
+    : reward !== null ? null : unscored.length ? `Not scored: ${unscored.map((r) => r.id).join(', ')} (a completion with an unscored criterion gets no reward and advantage 0).` : 'No reward.';
   const all = aggregateAll(rubric, [scores], { pass_threshold: agg.pass_threshold, gate_cap: agg.gate_cap, dropout_p: agg.dropout_p, adaptive_floor: agg.adaptive_floor }, context);
   const alternatives = Object.entries(all)
     .filter(([method]) => method !== agg.method)

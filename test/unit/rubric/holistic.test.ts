@@ -9,6 +9,9 @@ import { holisticIssue, parseExperiment } from '../../../src/rl/experiment';
 import { FIRST_VISIT } from '../../../src/share/presets';
 import { ByteTokenizer } from '../../../src/model/tokenizer';
 import { choiceTokens } from '../../../src/rl/modelJudge';
+import { parseGrpoConfig } from '../../../src/rl/config';
+import { draftFromRubric } from '../../../src/ui/lib/rubricDraft';
+import { tryResponse } from '../../../src/ui/lib/tryIt';
 
 const RUBRIC = parseRubric({
   name: 'capitals',
@@ -157,5 +160,17 @@ describe('the experiment', () => {
   it('the judged rubric gains the holistic criterion only under holistic_likert', () => {
     expect(judgedRubric(RUBRIC, 'weighted_mean')).toBe(RUBRIC);
     expect(judgedRubric(RUBRIC, 'holistic_likert').criteria.map((c) => c.id)).toEqual(['names', 'short', 'shouts', 'tracked', HOLISTIC_ID]);
+  });
+});
+
+describe('Try it', () => {
+  it('says the reward needs the judge, and still shows the checklist\'s aggregations', () => {
+    const json = { name: 'capitals', criteria: [{ id: 'names', text: 'Names the capital', weight: 1, tier: 'essential', rule: { kind: 'contains', terms: ['Paris'] } }] };
+    const r = tryResponse(draftFromRubric(json), parseRubric(json), parseGrpoConfig({ reward_aggregation: { method: 'holistic_likert' } }), 'Capital?', 'Paris');
+    expect(r.reward).toBeNull();
+    expect(r.method).toBe('holistic_likert');
+    expect(r.why).toMatch(/single 1–5 score for the whole rubric, which needs the judge model/);
+    expect(r.alternatives.find((a) => a.method === 'weighted_mean')?.reward).toBe(1);
+    expect(r.alternatives.map((a) => a.method)).not.toContain('holistic_likert');
   });
 });
