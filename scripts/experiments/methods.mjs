@@ -75,7 +75,13 @@ function writeSummary() {
 
 const todo = seeds.flatMap((seed) => methods.map((method) => ({ method, seed }))).filter((t) => !records.some((r) => r.method === t.method && r.seed === t.seed));
 console.log(`methods: ${todo.length} runs to do (${records.length} already in ${runsFile}), ${steps} steps each`);
-let adapter = 'unknown';
+// The adapter of the runs already there (a rerun with nothing to do only rewrites the summary).
+let adapter = existsSync(join(out, 'summary.json')) ? JSON.parse(readFileSync(join(out, 'summary.json'), 'utf8')).adapter : 'unknown';
+if (todo.length === 0) {
+  writeSummary();
+  console.log(readFileSync(join(out, 'table.md'), 'utf8'));
+  process.exit(0);
+}
 const harness = await openHarness();
 try {
   adapter = [harness.info.vendor, harness.info.architecture, harness.info.description].filter(Boolean).join(' / ') + (harness.info.isFallback ? ' (fallback adapter)' : '');

@@ -154,8 +154,10 @@ export function summarize(records) {
   });
 }
 
+// One seed has no spread: its value alone, not "± 0".
 function fmt(ms, digits = 2) {
-  return ms ? `${ms.mean.toFixed(digits)} ± ${ms.sd.toFixed(digits)}` : 'n/a';
+  if (!ms) return 'n/a';
+  return ms.n > 1 ? `${ms.mean.toFixed(digits)} ± ${ms.sd.toFixed(digits)}` : ms.mean.toFixed(digits);
 }
 
 function fmtSigned(ms, digits = 3) {
@@ -164,7 +166,7 @@ function fmtSigned(ms, digits = 3) {
   let m = ms.mean.toFixed(digits);
   if (Number(m) === 0) m = (0).toFixed(digits);
   else if (ms.mean > 0) m = `+${m}`;
-  return `${m} ± ${ms.sd.toFixed(digits)}`;
+  return ms.n > 1 ? `${m} ± ${ms.sd.toFixed(digits)}` : m;
 }
 
 /** The summary as a markdown table, one row per method, with a line saying what the columns are. */

@@ -138,5 +138,8 @@ describe('the summary', () => {
     expect(table[3]).toContain('| cort_credit | 3 | 0.500 ± 0.346 |');
     expect(table[3]).toContain('| 0.000 ± 0.141 |');
     expect(table[4]).toMatch(/^\| scaffold \| 0 \(1 failed\) \| n\/a \|/);
+    // One seed: the value alone (no "± 0" that would read as no spread).
+    const one = markdownTable(summarize(records.filter((r) => r.seed === 1))).split('\n');
+    expect(one[3]).toContain('| cort_credit | 1 | 0.300 | 0.300 | +0.100 |');
   });
 });
