@@ -33,6 +33,16 @@ export interface TrainerOptions {
   sink?: StepSink;
 }
 
+/**
+ * What a skipped step did. A step of several optimizer steps (num_iterations × steps_per_generation)
+ * stops at the first non-finite one: the ones before it were applied.
+ */
+export function skippedMessage(step: number, metrics: Pick<StepMetrics, 'optimizer_steps'>): string {
+  const applied = metrics.optimizer_steps?.filter((s) => !s.skipped).length ?? 0;
+  const what = applied === 0 ? 'the update was skipped and the weights are unchanged' : `optimizer step ${applied + 1} of the step was skipped (the ${applied} before it were applied) and the step ended there`;
+  return `step ${step}: NaN or Inf in the loss or gradients; ${what}`;
+}
+
 export class GrpoTrainer {
   /** Optimizer steps taken so far. */
   step: number;
@@ -152,7 +162,7 @@ export class GrpoTrainer {
           },
         }).finally(() => throttle.clear());
         if (result.metrics.skipped) {
-          const message = `step ${step}: NaN or Inf in the loss or gradients; the update was skipped and the weights are unchanged`;
+          const message = skippedMessage(step, result.metrics);
           this.emit({ type: 'error', step, message });
           if (cfg.on_nonfinite === 'stop') {
             this.setStatus('failed', message);

@@ -8,6 +8,7 @@ import { GRPO_DEFAULTS, parseGrpoConfig } from '../../../src/rl/config';
 import { adamStep, generationPlan, optimizerStepMetrics, optimizerStepsPerGeneration, samplingsOver, sliceSize, trlAccumulation } from '../../../src/rl/generationSlices';
 import { isSyncStep, optimizerSteps } from '../../../src/rl/refSync';
 import { combineSlices, type LossScalars } from '../../../src/rl/update';
+import { skippedMessage } from '../../../src/rl/trainer';
 
 const named = (v: Partial<LossScalars>): LossScalars => Object.fromEntries(POLICY_LOSS_SCALARS.map((k) => [k, v[k] ?? 0])) as LossScalars;
 
@@ -114,6 +115,17 @@ describe('metrics per optimizer step', () => {
       [0, 1, 2, 20, null],
     ]);
     expect(optimizerStepMetrics([step(0, 0, 1), step(1, 0, 2)], 0.04)![1].kl).toBeCloseTo(0.01, 6);
+  });
+});
+
+describe('a skipped optimizer step', () => {
+  it('says whether earlier optimizer steps of the step were applied', () => {
+    expect(skippedMessage(3, {})).toBe('step 3: NaN or Inf in the loss or gradients; the update was skipped and the weights are unchanged');
+    const opt = (slice: number, skipped: boolean) => ({ iteration: 0, slice, skipped, loss: 0, policy_loss: 0, kl: null, entropy: 0, clip_ratio_low: 0, clip_ratio_high: 0, clip_ratio_region: 0, ratio_mean: 1, grad_norm: 0 });
+    expect(skippedMessage(3, { optimizer_steps: [opt(0, true)] })).toMatch(/the update was skipped and the weights are unchanged/);
+    expect(skippedMessage(3, { optimizer_steps: [opt(0, false), opt(1, false), opt(2, true)] })).toBe(
+      'step 3: NaN or Inf in the loss or gradients; optimizer step 3 of the step was skipped (the 2 before it were applied) and the step ended there',
+    );
   });
 });
 
