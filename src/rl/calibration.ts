@@ -70,8 +70,12 @@ async function seconds(run: () => Promise<unknown>): Promise<number> {
  * is compiling the kernels (seconds each; tens of seconds on a busy 2-core machine), which the
  * runtime keeps, so the run's first step compiles less.
  */
-export async function calibrate(rt: GpuRuntime, c: ModelConfig): Promise<Calibration> {
+export async function calibrate(rt: GpuRuntime, c: ModelConfig, signal?: AbortSignal): Promise<Calibration> {
   const t0 = performance.now();
+  // Between runs: a run being opened stops the calibration rather than share the GPU with it.
+  const check = () => {
+    if (signal?.aborted) throw new DOMException('the calibration was stopped: a run is opening', 'AbortError');
+  };
   const shape = calibrationShape(c);
   const model = new Transformer(rt, shape, ParameterStore.create(rt, shape, initialWeights(shape, 1)));
   const prompt = Array.from({ length: PROMPT }, (_, i) => i % shape.vocabSize);
@@ -106,11 +110,15 @@ export async function calibrate(rt: GpuRuntime, c: ModelConfig): Promise<Calibra
     });
   try {
     const narrow = await decodeStep(1);
+    check();
     const wide = await decodeStep(WIDE_ROWS);
+    check();
     // Both passes have more than 8 rows, so they use the same matmul kernels: the first compiles them.
     const [smallBatch, smallLen, bigBatch, bigLen] = [1, 16, 4, 32];
     await pass(smallBatch, smallLen);
+    check();
     const small = await pass(smallBatch, smallLen);
+    check();
     const big = await pass(bigBatch, bigLen);
     const smallTokens = smallBatch * smallLen;
     const bigTokens = bigBatch * bigLen;

@@ -96,6 +96,12 @@ export interface CalibrationReply {
 
 /** Calibrations of this page, by adapter and model shape. */
 const calibrations = new Map<string, Promise<Calibration>>();
+/** Calibrations in progress: open() stops them (a run's first step should not share the GPU with one). */
+const calibrating = new Set<AbortController>();
+
+function stopCalibrations(): void {
+  for (const c of calibrating) c.abort();
+}
 
 /** One runtime per worker: a promise, so an estimate() and an open() at once share it. */
 let runtime: Promise<GpuRuntime> | null = null;
@@ -217,6 +223,7 @@ function forward(event: TrainerEvent): void {
 const api = {
   /** Opens a new or stored run: validates, locks, loads (or resumes) the model, prepares the loop. */
   async open(request: OpenRequest): Promise<OpenResult> {
+    stopCalibrations();
     await close();
     if (!store) {
       store = await RunStore.open({ name: request.database });
@@ -338,7 +345,9 @@ const api = {
     let measured = calibrations.get(key);
     if (!measured) {
       if (trainer?.status === 'running') throw new Error('a run is training: the adapter is measured when it stops');
-      measured = calibrate(rt, model);
+      const stop = new AbortController();
+      calibrating.add(stop);
+      measured = calibrate(rt, model, stop.signal).finally(() => calibrating.delete(stop));
       calibrations.set(key, measured);
       measured.catch(() => calibrations.delete(key));
     }
@@ -374,9 +383,11 @@ const api = {
     listener = callback;
   },
   start(): void {
+    stopCalibrations();
     void requireTrainer().start();
   },
   singleStep(): void {
+    stopCalibrations();
     void requireTrainer().singleStep();
   },
   /** Slow motion: hold each sub-stage until advance(), or for stageDelayMs then go on by itself. */
