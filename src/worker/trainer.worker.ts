@@ -345,6 +345,8 @@ const api = {
     let measured = calibrations.get(key);
     if (!measured) {
       if (trainer?.status === 'running') throw new Error('a run is training: the adapter is measured when it stops');
+      // The page wants the newest model's figures only: one for another model stops.
+      stopCalibrations();
       const stop = new AbortController();
       calibrating.add(stop);
       measured = calibrate(rt, model, stop.signal).finally(() => calibrating.delete(stop));
