@@ -14,6 +14,7 @@
 //
 // Dispatches (entry point: bindings after params):
 //   forward            one workgroup per row:      x, gamma, beta, y, stats
+//   add_forward        one workgroup per row:      x, gamma, beta, y, stats, x2, sum (of x + x2)
 //   backward_input     one workgroup per row:      x, gamma, stats, dy, dx
 //   param_partials     (ceil(D/WG), chunks):       x, stats, dy, partials
 //   reduce_gamma       ceil(D/WG) (RMSNorm):       partials, dgamma
@@ -50,6 +51,10 @@ struct Params {
 @group(0) @binding(3) var<storage, read> beta: array<f32>;
 @group(0) @binding(4) var<storage, read_write> y: array<f32>;
 @group(0) @binding(5) var<storage, read_write> stats_out: array<f32>;
+
+// add_forward: the residual stream's other term and the sum (x + x2, written once).
+@group(0) @binding(6) var<storage, read> x2: array<f32>;
+@group(0) @binding(7) var<storage, read_write> sum_out: array<f32>;
 
 // backward_input.
 @group(0) @binding(3) var<storage, read> stats: array<f32>;
@@ -128,6 +133,58 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
 
   for (var i = tid; i < dim; i += WG) {
     let xhat = (x[base + i] - shift - offset) * rstd;
+    var v = xhat * gamma[i];
+    if (center) { v += beta[i]; }
+    y[base + i] = v;
+  }
+  if (tid == 0u) {
+    stats_out[2u * row] = shift + offset;
+    stats_out[2u * row + 1u] = rstd;
+  }
+}
+
+// forward of (x + x2), also writing that sum: a residual add and the norm that follows it in
+// one dispatch (decode). Every read of x in forward reads the f32 sum x[i] + x2[i] here, which
+// is the value a separate add would have stored, so y, stats and the sum are bit-identical to
+// elementwise add followed by forward. Kept apart from forward: a binding a function uses
+// joins the interface of every entry point that calls it.
+@compute @workgroup_size(WG)
+fn add_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) tid: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= params.rows) { return; }
+  let dim = params.dim;
+  let base = row * dim;
+  let center = params.center == 1u;
+
+  var shift = 0.0;
+  var offset = 0.0;
+  var mean_square = 0.0;
+  if (center) {
+    shift = x[base] + x2[base];
+    var acc = 0.0;
+    for (var i = tid; i < dim; i += WG) { acc += (x[base + i] + x2[base + i]) - shift; }
+    offset = workgroup_sum2(tid, acc, 0.0).x / f32(dim);
+    var acc2 = 0.0;
+    for (var i = tid; i < dim; i += WG) {
+      let d = (x[base + i] + x2[base + i]) - shift - offset;
+      acc2 += d * d;
+    }
+    mean_square = workgroup_sum2(tid, acc2, 0.0).x / f32(dim);
+  } else {
+    var acc2 = 0.0;
+    for (var i = tid; i < dim; i += WG) {
+      let v = x[base + i] + x2[base + i];
+      acc2 += v * v;
+    }
+    mean_square = workgroup_sum2(tid, acc2, 0.0).x / f32(dim);
+  }
+  let rstd = inverseSqrt(mean_square + params.eps);
+
+  for (var i = tid; i < dim; i += WG) {
+    let s = x[base + i] + x2[base + i];
+    sum_out[base + i] = s;
+    let xhat = (s - shift - offset) * rstd;
     var v = xhat * gamma[i];
     if (center) { v += beta[i]; }
     y[base + i] = v;

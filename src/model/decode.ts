@@ -6,10 +6,10 @@
 import type { Recorder } from '../gpu/recorder';
 import { recordAttentionDecode } from '../ops/attention';
 import { recordEmbeddingForward } from '../ops/embedding';
-import { recordAdd } from '../ops/elementwise';
 import { recordGeluForward, recordSwigluForward } from '../ops/activation';
 import { recordKvCacheWrite, kvCacheFloats, type KvCacheShape } from '../ops/kvCache';
 import { recordMatmul } from '../ops/matmul';
+import { recordAddNormForward } from '../ops/norm';
 import { recordRope } from '../ops/rope';
 import { scratchRuntime, type Scratch } from './scratch';
 import type { Transformer } from './transformer';
@@ -67,8 +67,19 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
     model.p(names.tokens),
     names.positions ? { ids: input.positions, table: model.p(names.positions) } : undefined,
   );
+  // Each residual add rides in the norm that follows it (norm.wgsl add_forward, bit-identical
+  // to add then norm): one dispatch fewer per add, two per layer. `pending` is the MLP output
+  // still to be added into x by the next layer's first norm (or the final norm).
+  const kind = c.architecture === 'gpt2' ? 'layernorm' : 'rmsnorm';
+  const addNorm = (a: GPUBuffer, b: GPUBuffer, weight: string, bias: string | null) => {
+    const n = recordAddNormForward(rt, rec, { kind, rows: B, dim: D, eps: c.normEps }, a, b, model.p(weight), model.opt(bias, 'value'));
+    done(a, b);
+    return n;
+  };
+  let pending: GPUBuffer | null = null;
   names.layers.forEach((l, i) => {
-    const n1 = model.norm(rec, B, x, l.norm1, l.norm1Bias, D, rt);
+    const n1 = pending ? addNorm(x, pending, l.norm1, l.norm1Bias) : model.norm(rec, B, x, l.norm1, l.norm1Bias, D, rt);
+    x = n1.x;
     done(n1.stats);
     let q = model.project(rec, i, 'q', n1.y, B, scratch);
     let k = model.project(rec, i, 'k', n1.y, B, scratch);
@@ -101,9 +112,8 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
     done(q);
     const o = model.project(rec, i, 'o', att, B, scratch);
     done(att);
-    const x1 = recordAdd(rt, rec, x, o, B * D);
-    done(x, o);
-    const n2 = model.norm(rec, B, x1, l.norm2, l.norm2Bias, D, rt);
+    const n2 = addNorm(x, o, l.norm2, l.norm2Bias);
+    const x1 = n2.x;
     done(n2.stats);
     const up = model.project(rec, i, 'up', n2.y, B, scratch);
     const gate = l.gate ? model.project(rec, i, 'gate', n2.y, B, scratch) : null;
@@ -113,11 +123,11 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
     done(...(gate ? [gate, up] : [up]));
     const down = model.project(rec, i, 'down', hidden, B, scratch);
     done(hidden);
-    x = recordAdd(rt, rec, x1, down, B * D);
-    done(x1, down);
+    x = x1;
+    pending = down;
   });
-  const nf = model.norm(rec, B, x, names.finalNorm, names.finalNormBias, D, rt);
-  done(x, nf.stats);
+  const nf = pending ? addNorm(x, pending, names.finalNorm, names.finalNormBias) : model.norm(rec, B, x, names.finalNorm, names.finalNormBias, D, rt);
+  done(nf.x, nf.stats);
   const logits = scratch.take(B * c.vocabSize * 4, 'decode.logits');
   recordMatmul(model.rt, rec, { a: nf.y, b: model.p(names.head), c: logits }, { m: B, n: c.vocabSize, k: D, transB: true });
   done(nf.y);

@@ -122,10 +122,29 @@ function decodeStep(s: ScratchSim, L: ModelLayout, B: number): number {
     if (adapted(L, layer, role)) s.done(s.take('decode lora H', B * L.r * F32));
     return y;
   };
+  // A residual add rides in the norm after it (recordAddNormForward): sum, y and stats are
+  // taken before the two terms are done with.
+  const addNorm = (a: number, b: number, label: string) => {
+    const sum = s.take('decode residual', B * D * F32);
+    const y = s.take(label, B * D * F32);
+    const stats = s.take(`${label} stats`, B * 8);
+    s.done(a, b);
+    return { sum, y, stats };
+  };
   let x = s.take('decode embeddings', B * D * F32);
+  // The MLP output the next norm adds into x.
+  let pending: number | null = null;
   for (let layer = 0; layer < c.numLayers; layer++) {
-    const n1 = s.take('decode norm', B * D * F32);
-    s.done(s.take('decode norm stats', B * 8));
+    let n1: number;
+    if (pending === null) {
+      n1 = s.take('decode norm', B * D * F32);
+      s.done(s.take('decode norm stats', B * 8));
+    } else {
+      const n = addNorm(x, pending, 'decode norm');
+      x = n.sum;
+      n1 = n.y;
+      s.done(n.stats);
+    }
     let q = project(layer, 'q', qDim);
     let k = project(layer, 'k', kvDim);
     const v = project(layer, 'v', kvDim);
@@ -149,10 +168,8 @@ function decodeStep(s: ScratchSim, L: ModelLayout, B: number): number {
     s.done(q);
     const o = project(layer, 'o', D);
     s.done(att);
-    const x1 = s.take('decode residual', B * D * F32);
-    s.done(x, o);
-    const n2 = s.take('decode norm', B * D * F32);
-    s.done(s.take('decode norm stats', B * 8));
+    const { sum: x1, y: n2, stats: n2Stats } = addNorm(x, o, 'decode norm');
+    s.done(n2Stats);
     const up = project(layer, 'up', F);
     const gate = L.llama ? [project(layer, 'gate', F)] : [];
     s.done(n2);
@@ -160,13 +177,18 @@ function decodeStep(s: ScratchSim, L: ModelLayout, B: number): number {
     s.done(...gate, up);
     const down = project(layer, 'down', D);
     s.done(hidden);
-    const out = s.take('decode layer out', B * D * F32);
-    s.done(x1, down);
-    x = out;
+    x = x1;
+    pending = down;
   }
-  const nf = s.take('decode final norm', B * D * F32);
-  const stats = s.take('decode final norm stats', B * 8);
-  s.done(x, stats);
+  let nf: number;
+  if (pending === null) {
+    nf = s.take('decode final norm', B * D * F32);
+    s.done(x, s.take('decode final norm stats', B * 8));
+  } else {
+    const n = addNorm(x, pending, 'decode final norm');
+    nf = n.y;
+    s.done(n.sum, n.stats);
+  }
   const logits = s.take(`decode logits [${B} × ${V}]`, B * V * F32);
   s.done(nf);
   return logits;

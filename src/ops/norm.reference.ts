@@ -51,6 +51,15 @@ export function normForwardRef(p: NormProblem): NormResult {
   return { y, mean, rstd };
 }
 
+/**
+ * Twin of norm.wgsl add_forward: the residual sum x + b as the f32 kernel stores it (one f32
+ * rounding), then the norm of that sum in float64.
+ */
+export function addNormForwardRef(p: NormProblem, b: ArrayLike<number>): NormResult & { sum: Float64Array } {
+  const sum = Float64Array.from(p.x, (v, i) => Math.fround(v + b[i]));
+  return { ...normForwardRef({ ...p, x: sum }), sum };
+}
+
 /** Gradients of sum(dy * y) with respect to x, gamma (and beta for LayerNorm). */
 export function normBackwardRef(p: NormProblem, dy: ArrayLike<number>): NormGradsRef {
   const { rows, dim } = p;

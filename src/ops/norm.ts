@@ -29,10 +29,10 @@ export function normRowWorkgroup(dim: number): number {
   return dim <= 1024 ? 64 : WORKGROUP;
 }
 
-const ROW_SPECS = new Map<number, { forward: KernelSpec; backward: KernelSpec }>();
+const ROW_SPECS = new Map<number, { forward: KernelSpec; addForward: KernelSpec; backward: KernelSpec }>();
 
 /** The row kernels compiled with WG = normRowWorkgroup(dim) (one spec object per size, so the pipeline cache hits by identity). */
-function rowKernels(dim: number): { forward: KernelSpec; backward: KernelSpec } {
+function rowKernels(dim: number): { forward: KernelSpec; addForward: KernelSpec; backward: KernelSpec } {
   const wg = normRowWorkgroup(dim);
   let specs = ROW_SPECS.get(wg);
   if (!specs) {
@@ -40,6 +40,7 @@ function rowKernels(dim: number): { forward: KernelSpec; backward: KernelSpec } 
     if (sized === code && wg !== WORKGROUP) throw new Error('norm.wgsl: the workgroup size constant was not found');
     specs = {
       forward: { name: 'norm', code: sized, entryPoint: 'forward', bindings: ['uniform', READ, READ, READ, 'storage', 'storage'] },
+      addForward: { name: 'norm', code: sized, entryPoint: 'add_forward', bindings: ['uniform', READ, READ, READ, 'storage', 'storage', READ, 'storage'] },
       backward: { name: 'norm', code: sized, entryPoint: 'backward_input', bindings: ['uniform', READ, READ, READ, READ, 'storage'] },
     };
     ROW_SPECS.set(wg, specs);
@@ -144,6 +145,37 @@ export function recordNormForward(
   // RMSNorm binds gamma in beta's slot; the kernel never reads it there.
   rec.dispatch(rt.pipeline(rowKernels(dim).forward), [rec.uniform(paramsFor(shape, 0, false)), x, gamma, beta ?? gamma, y, stats], gx, gy);
   return { kind, rows, dim, eps: shape.eps, x, gamma, beta, y, stats };
+}
+
+/**
+ * Records sum = a + b and y = norm(sum) * gamma (+ beta) in one dispatch: a residual add and
+ * the norm after it (bit-identical to recordAdd then recordNormForward). Returns pooled y,
+ * stats and sum; the forward's `x` is the sum.
+ */
+export function recordAddNormForward(
+  rt: GpuRuntime,
+  rec: Recorder,
+  shape: NormShape,
+  a: GPUBuffer,
+  b: GPUBuffer,
+  gamma: GPUBuffer,
+  beta: GPUBuffer | null,
+): NormForward {
+  validateNormShape(shape, rt.device.limits.maxStorageBufferBindingSize);
+  const { kind, rows, dim } = shape;
+  if (kind === 'layernorm' && !beta) throw new RangeError('beta is required for layernorm');
+  if (kind === 'rmsnorm' && beta) throw new RangeError('beta must be null for rmsnorm (it has no bias)');
+  checkBinding(kind, 'a', a, rows * dim);
+  checkBinding(kind, 'b', b, rows * dim);
+  checkBinding(kind, 'gamma', gamma, dim);
+  if (beta) checkBinding(kind, 'beta', beta, dim);
+  const sum = rt.storage(rows * dim * 4, `${kind}.sum`);
+  const y = rt.storage(rows * dim * 4, `${kind}.y`);
+  const stats = rt.storage(rows * 8, `${kind}.stats`);
+  const [gx, gy] = rt.grid(rows);
+  const params = rec.uniform(paramsFor(shape, 0, false));
+  rec.dispatch(rt.pipeline(rowKernels(dim).addForward), [params, a, gamma, beta ?? gamma, y, stats, b, sum], gx, gy);
+  return { kind, rows, dim, eps: shape.eps, x: sum, gamma, beta, y, stats };
 }
 
 /**

@@ -14,7 +14,7 @@
 //   elementwise: one f32 rounding (atol 1e-7 + rtol 1.2e-7).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
-import { normBackwardRef, normForwardRef, type NormProblem } from '../../src/ops/norm.reference';
+import { addNormForwardRef, normBackwardRef, normForwardRef, type NormProblem } from '../../src/ops/norm.reference';
 import { geluBackwardRef, geluRef, swigluBackwardRef, swigluRef } from '../../src/ops/activation.reference';
 import { embeddingBackwardRef, embeddingForwardRef } from '../../src/ops/embedding.reference';
 import { accumulateRef, addRef, fillRef, scaleRef } from '../../src/ops/elementwise.reference';
@@ -93,6 +93,30 @@ async function checkNorm(input: NormInput) {
   }
   return out;
 }
+
+describe('residual add fused into the norm (decode)', () => {
+  for (const kind of ['layernorm', 'rmsnorm'] as const) {
+    for (const [seed, rows, dim] of [
+      [11, 3, 128],
+      [12, 2, 1100],
+    ] as const) {
+      it(`${kind}: ${rows} x ${dim} matches the float64 twin of add then norm, bit for bit the separate kernels`, async () => {
+        const input = randomNorm(kind, seed, rows, dim);
+        const b = f32(normal(rng(seed + 100), rows * dim, 1.5));
+        const out = await run('addNorm', { ...input, b });
+        // The sum as a separate add stores it: one f32 rounding of x + b.
+        const ref = addNormForwardRef(input, b);
+        expect(out.fused.sum).toEqual(Array.from(ref.sum));
+        const tag = `${kind} ${rows}x${dim} add+norm`;
+        expectClose(out.fused.y, ref.y, NORM_TOL, `${tag} y`);
+        expectClose(out.fused.stats.filter((_: number, i: number) => i % 2 === 0), ref.mean, NORM_TOL, `${tag} mean`);
+        expectClose(out.fused.stats.filter((_: number, i: number) => i % 2 === 1), ref.rstd, NORM_TOL, `${tag} rstd`);
+        // The fusion changes no bits: decode's logits stay those of the unfused kernels.
+        expect(out.fused).toEqual(out.apart);
+      });
+    }
+  }
+});
 
 describe('norm kernels (WGSL) vs float64 twin', () => {
   for (const kind of ['layernorm', 'rmsnorm'] as const) {

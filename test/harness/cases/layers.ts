@@ -1,7 +1,7 @@
 // Page-side cases for test/browser/layers.test.ts (norms, activations, embedding, elementwise),
 // run through harness.runModule. Inputs and outputs are plain JSON-able data (number arrays).
 import type { GpuRuntime } from '../../../src/gpu/runtime';
-import { runNorm, recordNormForward, recordNormBackward, type NormKind } from '../../../src/ops/norm';
+import { runNorm, recordAddNormForward, recordNormForward, recordNormBackward, type NormKind } from '../../../src/ops/norm';
 import { runGelu, runSwiglu, recordGeluForward } from '../../../src/ops/activation';
 import { runEmbedding, recordEmbeddingForward, recordEmbeddingBackward } from '../../../src/ops/embedding';
 import { runElementwise, recordAccumulate, recordAdd, type ElementwiseOp } from '../../../src/ops/elementwise';
@@ -108,6 +108,28 @@ export async function elementwise(
 ) {
   const out = await runElementwise(rt, { ...c, a: f32(c.a), b: f32(c.b), acc: f32(c.acc) });
   return Array.from(out);
+}
+
+/**
+ * The fused residual add + norm (recordAddNormForward) and, in the same submission, the
+ * separate add then norm on the same inputs: y, stats and the sum of both.
+ */
+export async function addNorm(rt: GpuRuntime, c: NormCase & { b: number[] }) {
+  const rec = rt.recorder('add + norm');
+  const shape = { kind: c.kind, rows: c.rows, dim: c.dim, eps: c.eps };
+  const x = rt.upload(new Float32Array(c.x), 'x');
+  const b = rt.upload(new Float32Array(c.b), 'b');
+  const gamma = rt.upload(new Float32Array(c.gamma), 'gamma');
+  const beta = c.beta ? rt.upload(new Float32Array(c.beta), 'beta') : null;
+  const fused = recordAddNormForward(rt, rec, shape, x, b, gamma, beta);
+  const sum = recordAdd(rt, rec, x, b, c.rows * c.dim);
+  const apart = recordNormForward(rt, rec, shape, sum, gamma, beta);
+  const n = c.rows * c.dim;
+  const reads = [fused.x, fused.y, fused.stats, sum, apart.y, apart.stats].map((buf, i) => rec.readF32(buf, i % 3 === 2 ? 2 * c.rows : n));
+  await rec.submit();
+  const [fSum, fY, fStats, aSum, aY, aStats] = (await Promise.all(reads)).map((a) => Array.from(a));
+  rt.release(x, b, gamma, ...(beta ? [beta] : []), fused.x, fused.y, fused.stats, sum, apart.y, apart.stats);
+  return { fused: { sum: fSum, y: fY, stats: fStats }, apart: { sum: aSum, y: aY, stats: aStats } };
 }
 
 const CASES = { norm, gelu, swiglu, embedding, elementwise } as const;
