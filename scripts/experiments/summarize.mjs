@@ -17,6 +17,10 @@ export const METHODS = {
   cripo_flip: { cripo_flip: true },
   scaffold: { scaffold_fraction: 0.5 },
   dynamic_sampling: { dynamic_sampling: true, max_num_gen_batches: 2 },
+  herl: { herl_fraction: 0.5 },
+  // A group "fails" at or below the threshold: 0.25 is at most one of the four criteria met (the
+  // default 0 would almost never fire on methods.experiment.json's rubric).
+  rise_on_demand: { guidance_on_demand: true, guidance_fail_threshold: 0.25 },
 };
 
 /** What a run compares when --methods is not given (credit_schedule left out for time: it rescales span_credit). */
