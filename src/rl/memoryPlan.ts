@@ -54,8 +54,8 @@ export function planMemory(
     throw new RangeError(message);
   }
   // The passes and rows beyond plain GRPO's: CoRT's rubric-conditioned prompts, the guided
-  // rollouts' own sampling prompts (a revision's quoted answer is cut to fit the context, so its
-  // bound is capped there) and rows, the scaffolded rows re-scored.
+  // rollouts' own sampling prompts (shortened to fit the context at the step, so their bound is
+  // capped there) and rows, the scaffolded rows re-scored.
   const bound = (text: string) => Math.min(promptTokenBound([text], byte), Math.max(1, room));
   const longest = prompts.length ? prompts.reduce((a, b) => (new TextEncoder().encode(b).length > new TextEncoder().encode(a).length ? b : a)) : '';
   const guidedPrompt = guidedPromptBound(prompts, criteria, config);

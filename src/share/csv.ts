@@ -86,6 +86,7 @@ const EXPLORE_FIELDS: { [K in keyof ExploreMetrics]: true } = {
   rise_aux_coef: true,
   guided_sampled_tokens: true,
   guided_logprob_gap: true,
+  guided_skipped: true,
 };
 const COMPLETION_FIELDS: { [K in keyof CompletionMetrics]: true } = {
   mean_length: true,

@@ -148,6 +148,7 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       rise_aux_coef: num.optional(),
       guided_sampled_tokens: count.optional(),
       guided_logprob_gap: num.nullable().optional(),
+      guided_skipped: count.optional(),
     })
     .optional(),
   judge_failures: z

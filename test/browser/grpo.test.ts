@@ -252,7 +252,7 @@ describe('guided exploration: hindsight revision (HeRL) and guidance on demand (
     const revisions = r.extra.filter((x: { guided: { kind: string } }) => x.guided.kind === 'hindsight');
     expect(revisions.length).toBe(e.herl_revised);
     expect(revisions.filter((x: { group: number }) => x.group === 0).length).toBe(2);
-    expect(revisions.every((x: { guided: { revises: number; guidance: string } }) => x.guided.revises >= 0 && /A previous answer was:/.test(x.guided.guidance))).toBe(true);
+    expect(revisions.every((x: { guided: { revises: number; guidance: string } }) => x.guided.revises >= 0 && /A previous answer: "/.test(x.guided.guidance))).toBe(true);
     // Every extra row: after its group's G natural rollouts, under the original prompt, trained (entropy and token weights from the update).
     for (const x of r.extra) {
       expect(x.index).toBeGreaterThanOrEqual(4);

@@ -15,7 +15,8 @@ import { applyBias } from '../../rubric/bias';
 import type { GrpoContext, RolloutRecord } from '../grpoStep';
 import type { ProgressHook } from '../progress';
 import type { Term } from './auxTerm';
-import { augmentedAdvantages, herlBonus, herlSlots, planRevisions, revisionGuidance } from './hindsight';
+import { fitGuidance } from './guidedBounds';
+import { augmentedAdvantages, herlBonus, herlSlots, planRevisions } from './hindsight';
 import { importanceWeights } from './importance';
 import { mismatchStats, scoreCompletions } from './mismatch';
 import { auxCoefficient, groupFailed, keepGuided, missedCriteria, naturalMean } from './onDemand';
@@ -40,6 +41,8 @@ export interface GuidedMetrics {
   guided_sampled_tokens: number;
   /** Token mean |Δ log-prob| between the original and the guided prompt over the trained extra rows; null without them or when greedy. */
   guided_logprob_gap: number | null;
+  /** Planned guided rollouts not sampled: their prompt with one criterion still did not fit the context with max_completion_length. */
+  guided_skipped: number;
 }
 
 export interface GuidedRows {
@@ -82,23 +85,6 @@ function checkAbort(signal?: AbortSignal): void {
   if (signal?.aborted) throw new DOMException('the step was stopped', 'AbortError');
 }
 
-/** The guided sampling prompt as ids; a revision's quoted answer is cut (marked "…") until prompt + completion fit the context. */
-function guidedPromptIds(ctx: GrpoContext, prompt: string, plan: Planned, completion: string | null): number[] {
-  const room = ctx.model.config.maxPositions - ctx.config.max_completion_length;
-  let ids = ctx.formatPrompt(prompt + plan.guidance);
-  let answer = completion;
-  while (ids.length > room && answer !== null && answer.length > 0) {
-    answer = answer.slice(0, Math.floor(answer.length * 0.75));
-    plan.guidance = revisionGuidance(`${answer}…`, plan.criteria);
-    ids = ctx.formatPrompt(prompt + plan.guidance);
-  }
-  if (ids.length > room) {
-    const option = plan.kind === 'hindsight' ? 'herl_fraction' : 'guidance_on_demand';
-    throw new RangeError(`${option}: a guided prompt is ${ids.length} tokens, and with max_completion_length ${ctx.config.max_completion_length} it exceeds the model's context of ${ctx.model.config.maxPositions}: shorten the criteria or max_completion_length, or turn ${option} off`);
-  }
-  return ids;
-}
-
 /**
  * The step's extra guided rows from its judged natural rollouts (G per group, in group order,
  * with scores and rewards filled in). `trainPromptIds` are the natural rollouts' (original) prompts.
@@ -121,7 +107,7 @@ export async function guidedRollouts(
   const member = (g: number) => natural.slice(g * G, (g + 1) * G);
 
   // 1. Plan: revisions of each group's failed rollouts, and guided rollouts for failed groups.
-  const planned: Planned[] = [];
+  let planned: Planned[] = [];
   let helped = 0;
   for (let g = 0; g < groups; g++) {
     const rows = member(g);
@@ -149,12 +135,18 @@ export async function guidedRollouts(
     rise_aux_coef: auxCoef,
     guided_sampled_tokens: 0,
     guided_logprob_gap: null,
+    guided_skipped: 0,
   };
+  // Each guidance shortened to fit the context; what cannot fit even with one criterion is skipped.
+  const room = ctx.model.config.maxPositions - cfg.max_completion_length;
+  const fitted = planned.map((p) => fitGuidance(ctx.formatPrompt, room, natural[p.group * G].prompt, p, p.source === undefined ? null : member(p.group)[p.source].completion));
+  metrics.guided_skipped = fitted.filter((ids) => ids === null).length;
+  planned = planned.filter((_, j) => fitted[j] !== null);
+  const samplingIds = fitted.filter((ids): ids is number[] => ids !== null);
   if (planned.length === 0) return { ...empty, metrics };
   checkAbort(hooks.signal);
 
   // 2. Sample them in one generate() call, each from its group's prompt plus its guidance.
-  const samplingIds = planned.map((p) => guidedPromptIds(ctx, natural[p.group * G].prompt, p, p.source === undefined ? null : member(p.group)[p.source].completion));
   const seed = ((cfg.seed + step * 0x9e3779b9) ^ 0x5bd1e995) >>> 0;
   const gen = await generate(
     ctx.model,

@@ -32,8 +32,8 @@ export function unmetCriteria(criteria: readonly Criterion[], scores: Scores, th
 
 /** The text added to the prompt for a revision: the failed answer, then what it missed. */
 export function revisionGuidance(completion: string, unmet: readonly Criterion[]): string {
-  const lines = unmet.map((c) => (c.weight < 0 ? `- It should avoid: ${c.text}` : `- ${c.text}`));
-  return `\n\nA previous answer was:\n"""\n${completion}\n"""\nIt did not meet these criteria:\n${lines.join('\n')}\nWrite a better answer that meets them.`;
+  const lines = unmet.map((c) => (c.weight < 0 ? `- Avoid: ${c.text}` : `- ${c.text}`));
+  return `\n\nA previous answer: "${completion}"\nIt missed:\n${lines.join('\n')}\nWrite a better answer.`;
 }
 
 export interface Revision {

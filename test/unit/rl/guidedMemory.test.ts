@@ -74,5 +74,9 @@ describe('memory of the passes and rows beyond plain GRPO', () => {
     // Their generate() call samples from revision prompts up to the context (about 240 tokens here).
     expect(guided.estimate.kvCache).toBeGreaterThan(plain.estimate.kvCache);
     expect(guided.estimate.total).toBeGreaterThan(plain.estimate.total + guided.estimate.passes);
+    // Guidance longer than the context is shortened at the step, so the plan never refuses it: its bound stops at the context.
+    const long = (n: number) => parseRubric({ name: 'long', criteria: [{ id: 'a', text: 'x'.repeat(n), weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['x'] } }] }).criteria;
+    const on = parseGrpoConfig({ ...base, herl_fraction: 0.5, guidance_on_demand: true });
+    expect(planMemory(hf, prompts, on, limits, undefined, long(400)).estimate.total).toBe(planMemory(hf, prompts, on, limits, undefined, long(800)).estimate.total);
   });
 });

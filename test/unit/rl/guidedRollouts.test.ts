@@ -7,6 +7,8 @@ import { policyLossRef } from '../../../src/ops/policyLoss.reference';
 import { parseRubric, type Scores } from '../../../src/rubric';
 import { parseGrpoConfig } from '../../../src/rl/config';
 import { rowScales, withRowScales, type Term } from '../../../src/rl/explore/auxTerm';
+import { fitGuidance } from '../../../src/rl/explore/guidedBounds';
+import { scaffoldGuidance } from '../../../src/rl/explore/scaffold';
 import { augmentedAdvantages, herlBonus, herlSlots, planRevisions, revisionGuidance, unmetCriteria } from '../../../src/rl/explore/hindsight';
 import { auxCoefficient, groupFailed, keepGuided, missedCriteria, naturalMean } from '../../../src/rl/explore/onDemand';
 import type { RolloutRecord, StepMetrics } from '../../../src/rl/grpoStep';
@@ -53,7 +55,7 @@ describe('HeRL: which rollouts are revised, with what guidance', () => {
     expect(plans.map((p) => p.source)).toEqual([3, 1]);
     expect(ids(plans[0].unmet)).toEqual(['a', 'b', 'c']);
     expect(plans[0].guidance).toBe(revisionGuidance('damn', plans[0].unmet));
-    expect(plans[0].guidance).toBe('\n\nA previous answer was:\n"""\ndamn\n"""\nIt did not meet these criteria:\n- Mentions apples\n- Mentions bananas\n- It should avoid: Swears\nWrite a better answer that meets them.');
+    expect(plans[0].guidance).toBe('\n\nA previous answer: "damn"\nIt missed:\n- Mentions apples\n- Mentions bananas\n- Avoid: Swears\nWrite a better answer.');
     // Ties: equal rewards go by index; more slots than failures gives every failure once.
     expect(planRevisions(C, { rewards: [0, 0, 0], scores: [scores[3], scores[3], scores[3]], completions: ['x', 'y', 'z'] }, 2, 0.5).map((p) => p.source)).toEqual([0, 1]);
     expect(planRevisions(C, { rewards, scores, completions }, 8, 0.5).map((p) => p.source)).toEqual([3, 1, 2]);
@@ -74,6 +76,38 @@ describe('HeRL: which rollouts are revised, with what guidance', () => {
     expect(augmentedAdvantages([0, 0, null, 0], [0, null], 'group')).toEqual([0, 0]);
     // A revision beating an all-zero group: mean 0.2, std sqrt(0.2) over [0, 0, 0, 0, 1].
     expect(augmentedAdvantages([0, 0, 0, 0], [1, null], 'group')).toEqual([expect.closeTo(0.8 / (Math.sqrt(0.2) + 1e-4), 12), 0]);
+  });
+});
+
+describe('guidance fitted to the context', () => {
+  // One token per character, as a byte tokenizer without a template.
+  const format = (text: string) => Array.from(text, (ch) => ch.charCodeAt(0));
+  const unmet = [C[0], C[1], C[2]];
+
+  it('a revision: the quoted answer is cut first (marked …), then criteria from the last', () => {
+    const answer = 'a'.repeat(40);
+    const full = 'Q' + revisionGuidance(answer, unmet);
+    const plan = { kind: 'hindsight' as const, guidance: revisionGuidance(answer, unmet), criteria: unmet };
+    expect(fitGuidance(format, full.length, 'Q', { ...plan }, answer)).toEqual(format(full));
+    const shorter = { ...plan };
+    const ids = fitGuidance(format, full.length - 9, 'Q', shorter, answer)!;
+    expect(ids.length).toBe(full.length - 9);
+    expect(shorter.guidance).toBe(revisionGuidance('a'.repeat(30) + '…', unmet)); // 40 → 30 characters
+    expect(shorter.criteria).toEqual(unmet);
+    // With the answer gone, criteria go from the last: room for the first one only.
+    const one = { ...plan };
+    const room = ('Q' + revisionGuidance('…', [C[0]])).length;
+    expect(fitGuidance(format, room, 'Q', one, answer)).toEqual(format('Q' + revisionGuidance('…', [C[0]])));
+    expect(one.criteria).toEqual([C[0]]);
+    expect(fitGuidance(format, room - 1, 'Q', { ...plan }, answer)).toBeNull();
+  });
+
+  it('on-demand guidance loses criteria from the last, and is skipped when one does not fit', () => {
+    const plan = () => ({ kind: 'on_demand' as const, guidance: scaffoldGuidance(unmet), criteria: unmet });
+    const two = plan();
+    expect(fitGuidance(format, ('Q' + scaffoldGuidance(unmet.slice(0, 2))).length, 'Q', two, null)).toEqual(format('Q' + scaffoldGuidance(unmet.slice(0, 2))));
+    expect(two.guidance).toBe(scaffoldGuidance(unmet.slice(0, 2)));
+    expect(fitGuidance(format, ('Q' + scaffoldGuidance([C[0]])).length - 1, 'Q', plan(), null)).toBeNull();
   });
 });
 
