@@ -218,8 +218,11 @@ describe('guided exploration: the inspector', () => {
   it('badges a guided rollout, shows its guidance as text and leaves plain rollouts unmarked', async () => {
     const guidance = '\n\nYour answer will be checked against these criteria:\n- <img src=x onerror="window.__explorePwned=true">';
     const r = await harness.runModule(EXPLORE, 'inspector', { guidance });
-    expect(r.badges).toEqual(['guided: scaffold', null]);
-    expect(r.guidance).toEqual([guidance.trim()]);
+    expect(r.badges).toEqual(['guided: scaffold', null, 'guided: hindsight', 'guided: on_demand']);
+    expect(r.guidance[0]).toBe(guidance.trim());
+    // HeRL: which failed completion it revises (1-based) and its bonus; on demand: the mean it beat.
+    expect(r.revises).toBe('revises #2, bonus 0.25');
+    expect(r.kept).toBe('beat group mean 0.125');
     expect(r.gapShown).toBe(true);
     expect(r.images).toBe(0);
     expect(r.alerted).toBe(false);

@@ -143,6 +143,8 @@ export async function inspector(_rt: unknown, input: { guidance: string }) {
   session.history.add(0, [
     { ...base, index: 0, completion: 'apple', guided: { kind: 'scaffold', guidance: input.guidance, criteria: ['has_a'], logprob_gap: 0.25, is_ratio: 0.8 } },
     { ...base, index: 1, completion: 'pear' },
+    { ...base, index: 4, completion: 'apples', guided: { kind: 'hindsight', guidance: '\n\nA previous answer: "pear"\nIt missed:\n- has a', criteria: ['has_a'], revises: 1, bonus: 0.25 } },
+    { ...base, index: 5, completion: 'an apple', guided: { kind: 'on_demand', guidance: '\n\n- has a', criteria: ['has_a'], natural_mean: 0.125 } },
   ]);
   session.historyVersion++;
   const app = mount(RolloutInspector, { target, props: { session } });
@@ -153,6 +155,8 @@ export async function inspector(_rt: unknown, input: { guidance: string }) {
     badges: rollouts.map((r) => r.querySelector('[data-testid=guided-badge]')?.textContent?.trim() ?? null),
     guidance: [...target.querySelectorAll('[data-testid=guidance]')].map((e) => e.textContent),
     gapShown: rollouts[0]?.textContent?.includes('log-prob gap 0.25') ?? false,
+    revises: target.querySelector('[data-testid=guided-revises]')?.textContent?.trim() ?? null,
+    kept: target.querySelector('[data-testid=guided-kept]')?.textContent?.trim() ?? null,
     images: target.querySelectorAll('img').length,
     alerted: (window as unknown as { __explorePwned?: boolean }).__explorePwned === true,
   };
