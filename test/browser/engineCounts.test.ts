@@ -30,6 +30,7 @@ describe('engine counts per train step', () => {
       warm: Counts;
       steps: Counts[];
       sample: Counts;
+      sampleAgain: Counts;
       tensors: number;
       sampled: number[];
       maxStorageBuffers: number;
@@ -70,5 +71,11 @@ describe('engine counts per train step', () => {
     expect(r.sampled).toEqual([3, 3]);
     expect(r.sample.dispatches).toBeGreaterThan(0);
     expect(r.sample.pipelinesCreated).toBe(0);
+    // Prefill + sampler, then two decode steps of the 2-layer model, each with its sampler. Was
+    // 96 before the residual adds rode in the norms (2 per layer and decode step).
+    expect(r.sample.dispatches).toBe(88);
+    // The same sampling call again reuses every buffer and bind group.
+    expect(r.sampleAgain.dispatches).toBe(r.sample.dispatches);
+    expect(r.sampleAgain).toMatchObject({ bindGroupsCreated: 0, buffersCreated: 0, pipelinesCreated: 0 });
   }, 300_000);
 });
