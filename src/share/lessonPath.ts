@@ -18,9 +18,9 @@ export const LESSON_PATH: readonly string[] = [
 /** One action per lesson, using only controls the lesson leaves visible. */
 export const TRY_THIS: Readonly<Record<string, string>> = {
   'grpo-basics': 'Train 10 steps, pause, and find an answer with a negative advantage in the rollout inspector: which criteria did it miss?',
-  'reward-hacking': 'Train 50 steps, then look through the rollout inspector for answers that say "great", "amazing" or "wonderful" and count their words.',
-  'reward-hacking-gated': 'Train 50 steps, then press "Run the other variant" for the ungated lesson and read the two reward curves side by side.',
-  'reward-hacking-dropout': 'Set dropout_p to 0.3, train 30 steps, then set it to 0.7 and train 30 more as a new run.',
+  'reward-hacking': 'Train 8 steps, then look through the rollout inspector for answers that say "great", "wonderful" or "lovely" and count their words.',
+  'reward-hacking-gated': 'Train 8 steps, then press "Run the other variant" for the ungated lesson and read the two reward curves side by side.',
+  'reward-hacking-dropout': 'Set dropout_p to 0.3, train 8 steps, then set it to 0.7 and train 8 more as a new run.',
   'zero-variance': 'Train 20 steps and read frac_reward_zero_std at the last step; then set num_generations to 8 and train again.',
   'zero-variance-none': 'Train 10 steps, pause, and in the rollout inspector find a group where only one answer met both criteria: read its advantage.',
   clipping: 'Train 20 steps watching the Clip ratios chart, then set num_iterations to 1 and train again.',

@@ -79,11 +79,17 @@ const PROMPTS = [
   'Tell me about trees.',
 ];
 
-/** Settings that move the embedded model within a few steps (the first-visit preset's). */
+/**
+ * Settings that move the embedded model within a few steps and keep a step short on a software
+ * adapter (issue 16; measured in the README's "Lesson experiments"): two prompts of four answers a
+ * step. Adam's step size hardly depends on the batch, so a small batch moves the policy about as far
+ * per step, for half the time of 16 answers. The model is byte-level: 40 tokens are 40 characters,
+ * about 7 words, so every length rule below is reachable within it.
+ */
 const BASE_CONFIG = {
-  num_generations: 8,
-  generation_batch_size: 32,
-  max_completion_length: 48,
+  num_generations: 4,
+  generation_batch_size: 8,
+  max_completion_length: 40,
   temperature: 1.0,
   learning_rate: 3e-4,
   beta: 0.0,
@@ -118,7 +124,7 @@ const BASICS = lesson(
   'GRPO basics',
   'Sample a group, score it with a rubric, push up the better-than-average answers.',
   'Each step samples num_generations answers to every prompt. The rubric scores each answer, and each answer\'s advantage is its reward minus the mean reward of its group, divided by the group\'s standard deviation. Answers better than their siblings get a positive advantage and become more likely; worse ones less likely. No value network is needed: the group is the baseline.',
-  'Press Train and watch the reward chart rise. Open the rollout inspector: each answer shows which criteria it met, its reward and its advantage (positive: pushed up; negative: pushed down). Try num_generations 2 and 16: bigger groups give a steadier baseline but cost more per step.',
+  'Press Train and watch the reward chart rise. Open the rollout inspector: each answer shows which criteria it met, its reward and its advantage (positive: pushed up; negative: pushed down). Try num_generations 2 and 8: bigger groups give a steadier baseline but cost more per step.',
   hide('reward_aggregation', 'scale_rewards', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'num_iterations'),
   {
     model: DEFAULT_MODEL_ID,
@@ -126,7 +132,7 @@ const BASICS = lesson(
     rubric: {
       name: 'Short, finished answers',
       criteria: [
-        { id: 'short', text: 'Uses at most 15 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 15 } },
+        { id: 'short', text: 'Uses at most 7 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 7 } },
         { id: 'finished', text: 'Ends with a full stop', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '.' } },
         { id: 'shouting', text: 'Shouts in capitals', weight: -1, tier: 'optional', rule: { kind: 'all_caps' } },
       ],
@@ -137,25 +143,31 @@ const BASICS = lesson(
 
 // ---- 2. Reward hacking ----
 
-/** The trained rubric: a judge with two known biases (a keyword and length) next to the real wishes. */
+/**
+ * The trained rubric: a judge with two known biases (a keyword and length) next to the real wishes.
+ * Sized to the lesson's 40 characters (measured on the embedded model, issue 16: 48 answers of its
+ * first 3 steps): about 1 answer in 10 has one of the keywords, about 1 in 3 reaches 9 words (cut
+ * off at the length limit, so not finished) and about 3 in 10 keep to 7 words. "detailed" outweighs
+ * the real wishes, so rambling pays; the essential "at most 7 words" excludes it (what gating acts on).
+ */
 const BIASED_RUBRIC = {
   name: 'Helpful answers (judge with a known bias)',
   criteria: [
     {
       id: 'enthusiastic',
-      text: 'Sounds enthusiastic. The judge\'s actual check is a keyword: "great", "amazing" or "wonderful" appears (its known bias).',
+      text: 'Sounds enthusiastic. The judge\'s actual check is a keyword: "great", "amazing", "wonderful", "wonderfully", "lovely" or "beautiful" appears (its known bias).',
       weight: 2,
       tier: 'important',
-      rule: { kind: 'contains', terms: ['great', 'amazing', 'wonderful'], whole_word: true },
+      rule: { kind: 'contains', terms: ['great', 'amazing', 'wonderful', 'wonderfully', 'lovely', 'beautiful'], whole_word: true },
     },
     {
       id: 'detailed',
-      text: 'Gives detail. The judge\'s actual check is length: at least 25 words (its other bias).',
-      weight: 2,
+      text: 'Gives detail. The judge\'s actual check is length: at least 9 words (its other bias).',
+      weight: 3,
       tier: 'important',
-      rule: { kind: 'length', unit: 'words', min: 25 },
+      rule: { kind: 'length', unit: 'words', min: 9 },
     },
-    { id: 'concise', text: 'Keeps to the point: at most 20 words', weight: 1, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 20 } },
+    { id: 'concise', text: 'Keeps to the point: at most 7 words', weight: 1, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 7 } },
     { id: 'finished', text: 'Ends with a full stop', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '.' } },
   ],
 };
@@ -164,14 +176,14 @@ const BIASED_RUBRIC = {
 export const CLEAN_HELD_OUT_RUBRIC = {
   name: 'Clean judge (held out: a metric, never trained on)',
   criteria: [
-    { id: 'concise', text: 'Keeps to the point: at most 20 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 20 } },
+    { id: 'concise', text: 'Keeps to the point: at most 7 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 7 } },
     { id: 'finished', text: 'Ends with a full stop', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '.' } },
     { id: 'focused', text: 'Says one or two sentences', weight: 1, tier: 'optional', rule: { kind: 'count', unit: 'sentences', max: 2 } },
   ],
 };
 
 const HACKING_EXPLANATION =
-  'The trained rubric comes from a judge with known biases: it calls an answer "enthusiastic" when a keyword appears and "detailed" when it is long. Those two criteria carry most of the weight, so the policy can raise its reward by stuffing keywords and rambling without getting any better. A held-out clean judge, which is never trained on, measures what the author really wanted: the gap between the trained reward and the held-out score is reward hacking, and it grows as training goes on.';
+  'The trained rubric comes from a judge with known biases: it calls an answer "enthusiastic" when a keyword appears and "detailed" when it is long. Those two criteria carry most of the weight, so the policy can raise its reward by stuffing keywords and rambling without getting any better. A held-out clean judge, which is never trained on, measures what the author really wanted: the gap between the biased judge\'s score and the held-out score is reward hacking, and it grows when the policy learns to exploit a bias. Each step samples only 8 answers, so single steps are noisy: judge the trend over several steps.';
 
 const HACKING_HIDDEN = hide('scale_rewards', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'num_iterations', 'num_generations');
 
@@ -181,7 +193,7 @@ const REWARD_HACKING = lesson(
   'Reward hacking: a biased judge',
   'Train on a judge that likes keywords and length; watch a clean held-out judge disagree.',
   HACKING_EXPLANATION,
-  'Train for 50 steps. Compare the reward chart (the biased judge) with the held-out chart (the clean judge): when they part ways, the policy is exploiting the bias. In the rollout inspector, look for "great" repeated and answers over 20 words. Then open the gated and Rubric Dropout variants and compare the gap.',
+  'Train for at least 8 steps. Compare the reward chart (the biased judge) with the held-out chart (the clean judge): when they part ways, the policy is exploiting the bias. In the rollout inspector, look for answers of 9 or more words cut off at the 40-character limit, and for the keywords. Measured headless (8 steps, seed 1): "detailed" passed 25% of the answers of the first 2 steps and 50% of the last 2, while the held-out score went from 0.47 to 0.42. Then open the gated and Rubric Dropout variants and compare.',
   HACKING_HIDDEN,
   {
     model: DEFAULT_MODEL_ID,
@@ -197,9 +209,9 @@ const REWARD_HACKING_GATED = lesson(
   'reward-hacking-gated',
   2,
   'Reward hacking: essential gating',
-  'The same biased judge, but failing the essential "at most 20 words" caps the reward at 0.',
-  `${HACKING_EXPLANATION} Here the reward is essentially gated: an answer that fails an essential criterion ("at most 20 words") gets at most gate_cap (0), whatever else it earns, so the length bias cannot pay off.`,
-  'Train for 50 steps and compare with the ungated lesson: the held-out score should follow the reward more closely. The keyword bias is still there (it is not an essential criterion): can you spot it in the rollouts?',
+  'The same biased judge, but failing the essential "at most 7 words" caps the reward at 0.',
+  `${HACKING_EXPLANATION} Here the reward is essentially gated: an answer that fails an essential criterion ("at most 7 words") gets at most gate_cap (0), whatever else it earns, so the length bias cannot pay off.`,
+  'Train for at least 8 steps and compare with the ungated lesson: the length bias no longer pays, so answers get shorter and the held-out score follows. Measured headless (8 steps, seed 1, the same first step as the ungated lesson): "detailed" passed 44% of the answers of the first 2 steps and 13% of the last 2, while the held-out score rose from 0.39 to 0.58. The keyword bias is still there (it is not an essential criterion): can you spot it in the rollouts?',
   HACKING_HIDDEN,
   {
     model: DEFAULT_MODEL_ID,
@@ -217,7 +229,7 @@ const REWARD_HACKING_DROPOUT = lesson(
   'Reward hacking: Rubric Dropout',
   'The same biased judge, but each step every group trains on a random half of the criteria.',
   `${HACKING_EXPLANATION} Rubric Dropout drops each criterion with probability dropout_p before the reward is computed (the same subset for a whole group, a new one each step), so no single biased criterion is always there to exploit; the held-out evaluation uses the full clean rubric.`,
-  'Train for 50 steps and compare the gap between reward and held-out score with the plain lesson. Try dropout_p 0.3 and 0.7.',
+  'Train for at least 8 steps and compare the held-out score and the "detailed" pass rate with the plain and gated lessons. Measured headless (8 steps, seed 1, the same first step as the other two): "detailed" passed 44% of the answers of the first 2 steps and 31% of the last 2, and the held-out score went from 0.39 to 0.47, between the plain lesson and the gated one. Try dropout_p 0.3 and 0.7.',
   HACKING_HIDDEN,
   {
     model: DEFAULT_MODEL_ID,
@@ -284,14 +296,14 @@ const ZERO_VARIANCE_NONE = lesson(
 const CLIP_RUBRIC = {
   name: 'Short, finished answers',
   criteria: [
-    { id: 'short', text: 'Uses at most 12 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 12 } },
+    { id: 'short', text: 'Uses at most 7 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 7 } },
     { id: 'finished', text: 'Ends with a full stop', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '.' } },
     { id: 'you', text: 'Speaks to the reader ("you")', weight: 1, tier: 'optional', rule: { kind: 'contains', terms: ['you', 'your'], whole_word: true } },
   ],
 };
 
 const CLIP_EXPLANATION =
-  'The ratio is π_θ / π_old for each token: how much more likely the updated policy makes it than the policy that sampled it. GRPO clips the ratio to [1 − epsilon, 1 + epsilon_high] so one batch cannot move the policy too far. With num_iterations 1 the ratio is exactly 1 and nothing is ever clipped; these lessons take 4 updates per batch, so it drifts. clip_ratio_low is the share of tokens with negative advantage held at 1 − epsilon, clip_ratio_high the share with positive advantage held at 1 + epsilon_high. DAPO\'s "clip-higher" (epsilon_high 0.28 > epsilon 0.2) lets rare, good tokens grow faster, which keeps entropy from collapsing.';
+  'The ratio is π_θ / π_old for each token: how much more likely the updated policy makes it than the policy that sampled it. GRPO clips the ratio to [1 − epsilon, 1 + epsilon_high] so one batch cannot move the policy too far. With num_iterations 1 the ratio is exactly 1 and nothing is ever clipped; these lessons take 4 updates per batch, so it drifts. clip_ratio_low is the share of tokens with negative advantage held at 1 − epsilon, clip_ratio_high the share with positive advantage held at 1 + epsilon_high. DAPO\'s "clip-higher" (epsilon_high 0.28 > epsilon 0.2) lets rare, good tokens grow faster; DAPO reports that this keeps entropy from collapsing over long training. That takes far more steps than a lesson: in this lesson\'s first 4 steps (measured headless, seed 1) the entropy was not higher with clip-higher.';
 
 const CLIP_HIDDEN = hide('reward_aggregation', 'scale_rewards', 'beta', 'loss_type');
 
@@ -318,7 +330,7 @@ const CLIPPING_SYMMETRIC = lesson(
   'Clipping: symmetric epsilon',
   'The same experiment with the classic symmetric clip range [0.8, 1.2].',
   CLIP_EXPLANATION,
-  'Train and compare with the clip-higher lesson: clip_ratio_high should be larger here (the upper bound is tighter) and entropy may fall faster.',
+  'Train and compare with the clip-higher lesson: clip_ratio_high tends to be larger here (the upper bound is tighter). Measured headless (4 steps, seed 1): steps 0 and 1 clipped the same share, and at step 3 clip_ratio_high was 0.16 here against 0.12 with clip-higher (mean over the 4 steps 0.10 against 0.09); the entropy was not higher with clip-higher (0.34 against 0.36 here at step 3).',
   CLIP_HIDDEN,
   {
     model: DEFAULT_MODEL_ID,

@@ -38,6 +38,25 @@ describe('every lesson', () => {
     }
   });
 
+  // The embedded model is byte-level: one token per ASCII character, so max_completion_length
+  // tokens hold at most ceil(L / 2) one-letter words. A "at least n words" rule needs 2n − 1
+  // characters; an "at most n words" rule can only fail when more than n words fit (issue 16: a
+  // 25-word minimum in 48 characters was unreachable, a 20-word maximum always met).
+  it.each(LESSONS.map((l) => [l.id, l] as const))('%s: every word-count rule can pass and fail within the completion length', (_id, lesson) => {
+    const { rubric, heldOutRubric, config } = parseExperiment(lesson.shared.experiment);
+    const L = config.max_completion_length;
+    let checked = 0;
+    for (const c of [...rubric.criteria, ...(heldOutRubric?.criteria ?? [])]) {
+      const rule = ('rule' in c ? c.rule : undefined) as { kind: string; unit?: string; min?: number; max?: number } | undefined;
+      if (rule?.kind !== 'length' || rule.unit !== 'words') continue;
+      checked++;
+      if (rule.min !== undefined) expect(2 * rule.min - 1, `${c.id} min`).toBeLessThanOrEqual(L);
+      if (rule.max !== undefined) expect(rule.max, `${c.id} max`).toBeLessThan(Math.ceil(L / 2));
+    }
+    // Lessons 1–4 all have word-count rules (the check above is not empty for them).
+    if (lesson.number <= 4) expect(checked).toBeGreaterThan(0);
+  });
+
   it('each lesson has its own copy of shared constants', () => {
     const a = lessonById('reward-hacking')!.shared.experiment;
     const b = lessonById('reward-hacking-gated')!.shared.experiment;
@@ -58,8 +77,16 @@ describe('every lesson', () => {
 });
 
 describe('lesson 2: reward hacking', () => {
-  const hacked = 'This is a great, great, amazing and wonderful answer that keeps going with many more words so the judge thinks it is very detailed.';
+  // Answers the embedded model can write within the lesson's 40 characters (byte-level: one token
+  // per ASCII character), like the ones it samples: a rambling one cut off at the limit, a short one.
+  const hacked = 'It is a great sea and it is so big and';
   const clean = 'The sea is wide and salty.';
+
+  it('the answers fit the lesson\'s completion length', () => {
+    const { config } = parsed('reward-hacking');
+    expect(hacked.length).toBeLessThanOrEqual(config.max_completion_length);
+    expect(clean.length).toBeLessThanOrEqual(config.max_completion_length);
+  });
 
   it('the biased judge prefers the hacked answer; the held-out clean judge prefers the clean one', () => {
     const { rubric, heldOutRubric } = parsed('reward-hacking');
