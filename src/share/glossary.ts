@@ -34,10 +34,10 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   { term: 'clip_ratio_region', kind: 'metric', definition: 'The share of tokens clipped at either bound.', lesson: 'clipping' },
   { term: 'completion length', kind: 'metric', definition: 'How many tokens the answers have: the mean, shortest and longest of the step.', shown_as: ['Completion length'] },
   { term: 'tokens per second', kind: 'metric', definition: 'Speed of this GPU: tokens sampled per second, and tokens trained on per second.', shown_as: ['Tokens per second'] },
-  { term: 'unexplored criteria', kind: 'metric', definition: 'Criteria that no answer in a group meets, so the group cannot learn them (CriPO).', shown_as: ['Unexplored and suppressed criteria (CriPO)', 'unexplored (no completion meets it)'] },
-  { term: 'suppressed criteria', kind: 'metric', definition: 'Criteria an answer meets while its advantage is negative, so training pushes them down (CriPO).', shown_as: ['suppressed (met, negative advantage)'] },
+  { term: 'unexplored criteria', kind: 'metric', definition: 'Criteria that no answer in a group meets, so the group cannot learn them (CriPO).', lesson: 'unexplored-criteria', shown_as: ['Unexplored and suppressed criteria (CriPO)', 'unexplored (no completion meets it)'] },
+  { term: 'suppressed criteria', kind: 'metric', definition: 'Criteria an answer meets while its advantage is negative, so training pushes them down (CriPO).', lesson: 'unexplored-criteria', shown_as: ['suppressed (met, negative advantage)'] },
   { term: 'dynamic sampling', kind: 'metric', definition: 'Sampling more answers to replace groups that all got the same reward; the chart counts the extra tokens.', shown_as: ['Dynamic sampling cost', 'extra (resampling)', 'all sampled'] },
-  { term: 'rubric scaffolding', kind: 'metric', definition: 'Showing the rubric in the prompt for some answers, which are then trained as if it was not there.', shown_as: ['Rubric scaffolding', 'scaffold probability'] },
+  { term: 'rubric scaffolding', kind: 'metric', definition: 'Showing the rubric in the prompt for some answers, which are then trained as if it was not there.', lesson: 'unexplored-criteria', shown_as: ['Rubric scaffolding', 'scaffold probability'] },
   { term: 'log-prob gap', kind: 'metric', definition: 'How much likelier a scaffolded answer is with the rubric in the prompt than without it.' },
 
   // ---- Ideas ----

@@ -3,7 +3,7 @@
 // lesson shows is its own guidance's claim, measured elsewhere).
 import { lessonById, type Lesson } from './lessons';
 
-/** Every lesson once, in the order of issue 5's four lessons; variants follow the lesson they vary. */
+/** Every lesson once, in the order of issue 5's four lessons, then issue 10's two; variants follow the lesson they vary. */
 export const LESSON_PATH: readonly string[] = [
   'grpo-basics',
   'reward-hacking',
@@ -13,6 +13,9 @@ export const LESSON_PATH: readonly string[] = [
   'zero-variance-none',
   'clipping',
   'clipping-symmetric',
+  // Issue 10's seed methods, after the four basics.
+  'token-credit',
+  'unexplored-criteria',
 ];
 
 /** One action per lesson, using only controls the lesson leaves visible. */
@@ -25,6 +28,8 @@ export const TRY_THIS: Readonly<Record<string, string>> = {
   'zero-variance-none': 'Train 10 steps, pause, and in the rollout inspector find a group where only one answer met both criteria: read its advantage.',
   clipping: 'Train 20 steps watching the Clip ratios chart, then set num_iterations to 1 and train again.',
   'clipping-symmetric': 'Train 20 steps, then set epsilon to 0.1 and train again, watching clip_ratio_low and clip_ratio_high.',
+  'token-credit': 'Train 2 steps, pause, and in the rollout inspector colour the tokens by span credit, then by CoRT contrast, then by advantage × weight: which tokens did each one favour?',
+  'unexplored-criteria': 'Train 5 steps, then set scaffold_fraction to 0 and train 5 more as a new run, reading the unexplored counts of both.',
 };
 
 export interface PathPlace {

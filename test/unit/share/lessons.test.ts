@@ -5,6 +5,8 @@ import { parseExperiment } from '../../../src/rl/experiment';
 import { essentialGated, judgeWithRules, scoresOf, strictAllRequired, weightedMean, type Rubric } from '../../../src/rubric';
 import { CONTROL_IDS, decodeShareLink, encodeShareLink } from '../../../src/share/link';
 import { CLEAN_HELD_OUT_RUBRIC, LESSONS, lessonById } from '../../../src/share/lessons';
+import { criterionDiagnostics } from '../../../src/rl/credit/criteria';
+import methodsExperiment from '../../../scripts/experiments/methods.experiment.json';
 
 const parsed = (id: string) => parseExperiment(lessonById(id)!.shared.experiment);
 const score = (rubric: Rubric, completion: string) => scoresOf(rubric, judgeWithRules(rubric, 'p', completion));
@@ -18,7 +20,7 @@ function configDiff(a: string, b: string): string[] {
 
 describe('every lesson', () => {
   it('covers the four lessons of the issue, with unique ids', () => {
-    expect(new Set(LESSONS.map((l) => l.number))).toEqual(new Set([1, 2, 3, 4]));
+    expect(new Set(LESSONS.map((l) => l.number))).toEqual(new Set([1, 2, 3, 4, 5, 6]));
     expect(new Set(LESSONS.map((l) => l.id)).size).toBe(LESSONS.length);
   });
 
@@ -144,5 +146,61 @@ describe('lesson 1: basics', () => {
     expect(experiment.model).toBe('embedded/tiny-gpt2-byte');
     expect(config.scale_rewards).toBe('group');
     expect(config.num_iterations).toBe(1);
+  });
+});
+
+describe('lesson 5: which tokens earned the reward?', () => {
+  it('spreads the advantage by evidence spans and CoRT, one update per batch, and shows those settings', () => {
+    const { config } = parsed('token-credit');
+    expect(config.span_credit).toBeGreaterThan(0);
+    expect(config.cort_credit).toBe(true);
+    expect(config.importance_sampling_level).toBe('token');
+    const hidden = lessonById('token-credit')!.shared.lesson!.hidden_controls;
+    for (const c of ['span_credit', 'cort_credit', 'cort_weight_min', 'cort_weight_max']) expect(hidden).not.toContain(c);
+    expect(hidden).toContain('scaffold_fraction');
+  });
+
+  it('its criteria point at a few characters of an answer the model wrote (the spans the heatmap colours)', () => {
+    const { rubric } = parsed('token-credit');
+    const answer = 'Life is better with it. It makes'; // sampled in the lesson's run
+    const results = judgeWithRules(rubric, 'p', answer);
+    const spanOf = (id: string) => {
+      const r = results.find((x) => x.criterion_id === id)!;
+      return r.status === 'ok' ? r.spans : undefined;
+    };
+    expect(spanOf('is')).toEqual([{ start: 5, end: 7 }]);
+    expect(spanOf('stop')).toEqual([{ start: 22, end: 23 }]);
+    // An answer meeting none of them has no span: its tokens keep an even share.
+    expect(judgeWithRules(rubric, 'p', 'Read a little about cooking befo').filter((r) => r.status === 'ok' && r.spans && r.score >= 0.5)).toEqual([]);
+  });
+
+  it('is small: 2 prompts × 4 answers of at most 32 tokens per step', () => {
+    const { config } = parsed('token-credit');
+    expect(config.generation_batch_size).toBe(8);
+    expect(config.max_completion_length).toBeLessThanOrEqual(32);
+  });
+});
+
+describe('lesson 6: unexplored criteria', () => {
+  it('is the methods comparison\'s rubric and sizes with rubric scaffolding on (its text quotes those runs)', () => {
+    const { rubric, config } = parsed('unexplored-criteria');
+    const measured = parseExperiment(methodsExperiment);
+    expect(rubric.criteria).toEqual(measured.rubric.criteria);
+    for (const k of ['num_generations', 'generation_batch_size', 'max_completion_length', 'learning_rate', 'loss_type'] as const) expect(config[k], k).toEqual(measured.config[k]);
+    expect(Math.floor(config.scaffold_fraction * config.num_generations)).toBe(2);
+    const hidden = lessonById('unexplored-criteria')!.shared.lesson!.hidden_controls;
+    for (const c of ['scaffold_fraction', 'scaffold_prob_start', 'scaffold_decay_steps', 'cripo_flip']) expect(hidden).not.toContain(c);
+  });
+
+  it('a group of answers like the model\'s leaves criteria unexplored, and a met criterion with a negative advantage is suppressed', () => {
+    const { rubric } = parsed('unexplored-criteria');
+    const answers = ['The sea is big.', 'The small animals live', 'Read a little about it', 'Honestly, it is amazing.'];
+    const scored = answers.map((a) => scoresOf(rubric, judgeWithRules(rubric, 'p', a)));
+    const rewards = scored.map((s) => weightedMean(rubric, s)!);
+    const mean = rewards.reduce((a, b) => a + b, 0) / rewards.length;
+    const d = criterionDiagnostics(rubric.criteria, scored.map((scores, i) => ({ group: 0, advantage: rewards[i] - mean, scores, reward: rewards[i] })), 1, 0.5);
+    expect(d.unexplored[0]).toEqual(['you']);
+    // "The small animals live" meets "the" alone: below the group mean, so "the" is suppressed there.
+    expect(d.suppressed[1]).toEqual(['the']);
   });
 });
