@@ -82,12 +82,8 @@ const rewardMetricsSchema = z.strictObject({
   aggregations: z.record(z.string(), num.nullable()),
 });
 
-const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
-  step: count,
-  rewards: rewardMetricsSchema,
-  held_out: rewardMetricsSchema.nullable(),
-  completions: z.strictObject({ mean_length: num, min_length: num, max_length: num, clipped_ratio: num }),
-  frac_reward_zero_std: num,
+/** The update's scalars: a step's (its last pass) and each of its optimizer steps'. */
+const updateScalars = {
   loss: num,
   policy_loss: num,
   kl: num.nullable(),
@@ -97,6 +93,15 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
   clip_ratio_region: num,
   ratio_mean: num,
   grad_norm: num,
+};
+
+const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
+  step: count,
+  rewards: rewardMetricsSchema,
+  held_out: rewardMetricsSchema.nullable(),
+  completions: z.strictObject({ mean_length: num, min_length: num, max_length: num, clipped_ratio: num }),
+  frac_reward_zero_std: num,
+  ...updateScalars,
   learning_rate: num,
   skipped: z.boolean(),
   sampling_tokens_per_second: num,
@@ -112,15 +117,7 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       z.strictObject({
         iteration: count,
         slice: count,
-        loss: num,
-        policy_loss: num,
-        kl: num.nullable(),
-        entropy: num,
-        clip_ratio_low: num,
-        clip_ratio_high: num,
-        clip_ratio_region: num,
-        ratio_mean: num,
-        grad_norm: num,
+        ...updateScalars,
         skipped: z.boolean(),
       }),
     )
