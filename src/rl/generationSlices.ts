@@ -74,10 +74,8 @@ export function trlAccumulation(cfg: SliceConfig & { per_device_train_batch_size
   return { perDeviceBatch, gradientAccumulationSteps, trlStepsPerGeneration: S * gradientAccumulationSteps };
 }
 
-/** A step's view of one of its optimizer steps (StepMetrics.optimizer_steps). */
-export interface OptimizerStepMetrics {
-  iteration: number;
-  slice: number;
+/** The update's scalars as a step reports them (its last pass) and as each optimizer step does. */
+export interface UpdateScalarMetrics {
   loss: number;
   policy_loss: number;
   kl: number | null;
@@ -87,6 +85,29 @@ export interface OptimizerStepMetrics {
   clip_ratio_region: number;
   ratio_mean: number;
   grad_norm: number;
+}
+
+type UpdateScalars = { loss: number; policyLoss: number; klMean: number; entropyMean: number; clipRatioLow: number; clipRatioHigh: number; clipRatioRegion: number; ratioMean: number };
+
+/** The update's scalars under their metric names; kl only when there is a KL term (beta ≠ 0). */
+export function updateScalarMetrics(s: UpdateScalars, gradNorm: number, beta: number): UpdateScalarMetrics {
+  return {
+    loss: s.loss,
+    policy_loss: s.policyLoss,
+    kl: beta !== 0 ? s.klMean : null,
+    entropy: s.entropyMean,
+    clip_ratio_low: s.clipRatioLow,
+    clip_ratio_high: s.clipRatioHigh,
+    clip_ratio_region: s.clipRatioRegion,
+    ratio_mean: s.ratioMean,
+    grad_norm: gradNorm,
+  };
+}
+
+/** A step's view of one of its optimizer steps (StepMetrics.optimizer_steps). */
+export interface OptimizerStepMetrics extends UpdateScalarMetrics {
+  iteration: number;
+  slice: number;
   skipped: boolean;
 }
 
@@ -97,23 +118,10 @@ export function optimizerStepMetrics(
     slice: number;
     gradNorm: number;
     skipped: boolean;
-    scalars: { loss: number; policyLoss: number; klMean: number; entropyMean: number; clipRatioLow: number; clipRatioHigh: number; clipRatioRegion: number; ratioMean: number };
+    scalars: UpdateScalars;
   }[],
   beta: number,
 ): OptimizerStepMetrics[] | undefined {
   if (steps.length <= 1) return undefined;
-  return steps.map(({ iteration, slice, gradNorm, skipped, scalars: s }) => ({
-    iteration,
-    slice,
-    loss: s.loss,
-    policy_loss: s.policyLoss,
-    kl: beta !== 0 ? s.klMean : null,
-    entropy: s.entropyMean,
-    clip_ratio_low: s.clipRatioLow,
-    clip_ratio_high: s.clipRatioHigh,
-    clip_ratio_region: s.clipRatioRegion,
-    ratio_mean: s.ratioMean,
-    grad_norm: gradNorm,
-    skipped,
-  }));
+  return steps.map(({ iteration, slice, gradNorm, skipped, scalars }) => ({ iteration, slice, ...updateScalarMetrics(scalars, gradNorm, beta), skipped }));
 }

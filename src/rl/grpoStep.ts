@@ -30,7 +30,7 @@ import { rubricConditionedPrompt } from './credit/cort';
 import { cortContrasts } from './credit/cortPass';
 import { buildRolloutBatch } from './rolloutBatch';
 import { runUpdate, type UpdateResult } from './update';
-import { optimizerStepMetrics, type OptimizerStepMetrics } from './generationSlices';
+import { optimizerStepMetrics, updateScalarMetrics, type OptimizerStepMetrics, type UpdateScalarMetrics } from './generationSlices';
 import type { ProgressHook } from './progress';
 
 export type Stage = 'sampled' | 'judged' | 'advantages' | 'updated';
@@ -94,7 +94,7 @@ export interface RolloutRecord {
   advantage: number;
 }
 
-export interface StepMetrics {
+export interface StepMetrics extends UpdateScalarMetrics {
   step: number;
   rewards: RewardMetrics;
   /** The held-out rubric's view of the same rollouts (weighted mean), when the experiment has one. */
@@ -106,16 +106,7 @@ export interface StepMetrics {
   /** CriPO diagnostics (src/rl/credit/criteria.ts): Σ over groups of Unexplored / Suppressed positive criteria (absent in older runs). */
   unexplored_criteria?: number;
   suppressed_criteria?: number;
-  loss: number;
-  policy_loss: number;
-  kl: number | null;
-  entropy: number;
-  clip_ratio_low: number;
-  clip_ratio_high: number;
-  clip_ratio_region: number;
-  ratio_mean: number;
-  grad_norm: number;
-  /** Each optimizer step (num_iterations × steps_per_generation of them), in order; absent when there was one. The fields above are the last pass's. */
+  /** Each optimizer step (num_iterations × steps_per_generation of them), in order; absent when there was one. The step's own update scalars (UpdateScalarMetrics) are its last pass's. */
   optimizer_steps?: OptimizerStepMetrics[];
   learning_rate: number;
   /** True when a NaN/Inf loss or gradient made the optimizer skip the update. */
@@ -330,15 +321,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     frac_reward_zero_std: fracRewardZeroStd(rollouts.map((r) => r.reward), G),
     unexplored_criteria: credit.diagnostics.unexploredCount,
     suppressed_criteria: credit.diagnostics.suppressedCount,
-    loss: named.loss,
-    policy_loss: named.policyLoss,
-    kl: cfg.beta !== 0 ? named.klMean : null,
-    entropy: named.entropyMean,
-    clip_ratio_low: named.clipRatioLow,
-    clip_ratio_high: named.clipRatioHigh,
-    clip_ratio_region: named.clipRatioRegion,
-    ratio_mean: named.ratioMean,
-    grad_norm: gradNorm,
+    ...updateScalarMetrics(named, gradNorm, cfg.beta),
     optimizer_steps: optimizerStepMetrics(update.steps, cfg.beta),
     learning_rate: learningRate,
     skipped,
