@@ -4,7 +4,8 @@
 import { RunStore } from '../../../src/store';
 import { startTrainerWorker, type UiEvent } from '../../../src/worker/trainerClient';
 
-const EXPERIMENT = {
+/** A two-step run of the tiny fixture, checkpointed every step (also used by outOfMemory.ts). */
+export const EXPERIMENT = {
   model: '/test/fixtures/tiny-byte-gpt2/',
   prompts: ['Name a color.', 'Say hello.'],
   rubric: { name: 'ascii', criteria: [{ id: 'ascii_start', text: 'Starts with a printable ASCII character', weight: 1, tier: 'important', rule: { kind: 'regex', pattern: '^[ -~]' } }] },
@@ -12,7 +13,7 @@ const EXPERIMENT = {
 };
 
 /** The first event (already seen or still to come) that passes `test`, or null after `timeoutMs`. */
-function waitFor(events: UiEvent[], test: (e: UiEvent) => boolean, timeoutMs: number): Promise<UiEvent | null> {
+export function waitFor(events: UiEvent[], test: (e: UiEvent) => boolean, timeoutMs: number): Promise<UiEvent | null> {
   const end = performance.now() + timeoutMs;
   return new Promise((resolve) => {
     const poll = () => {

@@ -4,28 +4,9 @@
 import { RunStore } from '../../../src/store';
 import { parseTrainerState } from '../../../src/model/checkpoint';
 import { startTrainerWorker, type UiEvent } from '../../../src/worker/trainerClient';
-
-const EXPERIMENT = {
-  model: '/test/fixtures/tiny-byte-gpt2/',
-  prompts: ['Name a color.', 'Say hello.'],
-  rubric: { name: 'ascii', criteria: [{ id: 'ascii_start', text: 'Starts with a printable ASCII character', weight: 1, tier: 'important', rule: { kind: 'regex', pattern: '^[ -~]' } }] },
-  config: { num_generations: 2, generation_batch_size: 2, max_completion_length: 2, max_steps: 2, save_steps: 1 },
-};
+import { EXPERIMENT, waitFor } from './deviceLoss';
 
 type Status = Extract<UiEvent, { type: 'status' }>;
-
-function waitFor(events: UiEvent[], test: (e: UiEvent) => boolean, timeoutMs: number): Promise<UiEvent | null> {
-  const end = performance.now() + timeoutMs;
-  return new Promise((resolve) => {
-    const poll = () => {
-      const hit = events.find(test);
-      if (hit) resolve(hit);
-      else if (performance.now() > end) resolve(null);
-      else setTimeout(poll, 20);
-    };
-    poll();
-  });
-}
 
 async function stored(database: string, runId: string) {
   const store = await RunStore.open({ name: database });
