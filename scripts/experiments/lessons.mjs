@@ -4,12 +4,14 @@
 // Chromium, and measures the figure each lesson's claim is about (scripts/page/lessonFigures.ts).
 // On demand, not CI: a full run takes one to two hours on 2 CPU cores (SwiftShader).
 //
-//   node scripts/experiments/lessons.mjs [--lesson ID[,ID...]] [--seeds 1,2] [--steps N] [--out DIR]
+//   node scripts/experiments/lessons.mjs [--lesson ID[,ID...]] [--seeds 1,2] [--steps N] [--out DIR] [--record DIR]
 //
 // Writes DIR/lessons.json (every run's per-step figures, a few completions of its first and last
 // step, and the summary) and DIR/lessons.md (the table the README shows) after every run, so an
 // interrupted run still leaves the finished ones. DIR defaults to bench/results/lessons (ignored
-// by git). --steps overrides every lesson's default step count (STEPS below).
+// by git). --steps overrides every lesson's default step count (STEPS below). --record DIR also
+// writes each lesson's run of the first seed as DIR/<lesson id>.rubric-run.json (every step's
+// rollouts): the recordings the page replays (public/recordings).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -25,6 +27,7 @@ const { values } = parseArgs({
     seeds: { type: 'string', default: '1,2' },
     steps: { type: 'string' },
     out: { type: 'string', default: join(repoRoot, 'bench', 'results', 'lessons') },
+    record: { type: 'string' },
   },
 });
 const fail = (msg) => {
@@ -38,6 +41,8 @@ if (steps !== undefined && (!Number.isInteger(steps) || steps < 1)) fail('--step
 const ids = (values.lesson ?? []).flatMap((l) => l.split(',')).map((s) => s.trim()).filter(Boolean);
 const out = resolve(values.out);
 mkdirSync(out, { recursive: true });
+const recordDir = values.record === undefined ? undefined : resolve(values.record);
+if (recordDir) mkdirSync(recordDir, { recursive: true });
 
 /** What a run keeps of a step: the fields the figures read, and a little more for the record. */
 const keep = (m) => ({
@@ -68,7 +73,9 @@ try {
       experiment.config = { ...experiment.config, seed };
       const n = steps ?? stepsFor(lesson.id);
       const t0 = Date.now();
-      const result = await harness.runModule('/scripts/page/train.ts', 'runExperiment', { experiment, steps: n, keepCompletions: true });
+      const recordAs = recordDir && seed === seeds[0] ? `${lesson.id} (recording, seed ${seed})` : undefined;
+      const result = await harness.runModule('/scripts/page/train.ts', 'runExperiment', { experiment, steps: n, keepCompletions: true, recordAs });
+      if (recordDir && result.runFile) writeFileSync(join(recordDir, `${lesson.id}.rubric-run.json`), result.runFile);
       const seconds = (Date.now() - t0) / 1000;
       for (const e of result.errors) console.error(`lessons: ${lesson.id} seed ${seed}: ${e}`);
       const c = result.completions ?? [];
