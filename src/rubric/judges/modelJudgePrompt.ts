@@ -18,6 +18,10 @@ export const ANSWER_CUE = 'Answer:';
 export const JUDGE_SYSTEM_PROMPT =
   'You are a strict, impartial grader. You judge one response against one criterion and reply with exactly one of the allowed answers, nothing else.';
 
+/** The holistic judge's system prompt: it grades against the whole rubric, not one criterion. */
+export const HOLISTIC_SYSTEM_PROMPT =
+  'You are a strict, impartial grader. You judge one response against a whole rubric and reply with exactly one of the allowed answers, nothing else.';
+
 const TAGS = ['criterion', 'rubric', 'prompt', 'response'] as const;
 
 /** `text` with every closing tag of our blocks written as `<\/tag`, so it cannot close a block. */
@@ -62,7 +66,7 @@ export function judgeMessages(request: JudgeRequest): JudgeMessages {
     `Question: ${c.judge_question}`,
     `Answer with exactly one of ${choiceList(c.choices)}.${ordinal} Reply with the answer only.`,
   ].join('\n');
-  return { system: JUDGE_SYSTEM_PROMPT, user };
+  return { system: holistic ? HOLISTIC_SYSTEM_PROMPT : JUDGE_SYSTEM_PROMPT, user };
 }
 
 /** One text for a plain language model: system and user messages, then the answer cue. */

@@ -430,6 +430,9 @@ def check_rule(rule, completion):
 JUDGE_SYSTEM_PROMPT = (
     "You are a strict, impartial grader. You judge one response against one criterion and reply with exactly one of the allowed answers, nothing else."
 )
+HOLISTIC_SYSTEM_PROMPT = (
+    "You are a strict, impartial grader. You judge one response against a whole rubric and reply with exactly one of the allowed answers, nothing else."
+)
 _TAG_CLOSE = re.compile("</(" + _JS_SPACE_CLASS + "*)(criterion|rubric|prompt|response)", re.IGNORECASE)
 
 # RaR's implicit judge (src/rubric/holistic.ts): the whole rubric, one Likert score 1..5.
@@ -486,7 +489,7 @@ def judge_messages(criterion, prompt, completion):
             "Answer with exactly one of %s.%s Reply with the answer only." % (choice_list(choices), ordinal),
         ]
     )
-    return JUDGE_SYSTEM_PROMPT, user
+    return (HOLISTIC_SYSTEM_PROMPT if holistic else JUDGE_SYSTEM_PROMPT), user
 
 
 _THINK = re.compile("<think>[\\s\\S]*?</think>", re.IGNORECASE)
