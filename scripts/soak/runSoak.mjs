@@ -251,9 +251,8 @@ export async function runSoak({ schedule, log = () => {}, timeoutScale = 1, fina
       if (result.steps < seen) totals.stepsLost += seen - result.steps;
       seen = Math.max(seen, result.steps);
       totals.stepsDuplicated += result.duplicated;
-      // Killed while the new run's model loaded, before it trained: stored "paused", no step to lose.
-      const neverTrained = result.run.status === 'paused' && result.run.lastStep === null;
-      if (expectInterrupted && !neverTrained) {
+      // A run killed while its model loaded, before any step, is interrupted too (created 'running': src/store/loadingRun.ts).
+      if (expectInterrupted) {
         if (result.run.status !== 'running') result.problems.push(`stored status "${result.run.status}", expected "running" (the page died while it trained)`);
         const cell = row().getByTestId('run-status-cell');
         const shown = await cell.filter({ hasText: 'interrupted' }).waitFor({ timeout: T(60_000) }).then(() => 'interrupted', async () => cell.textContent().catch(() => 'no row'));

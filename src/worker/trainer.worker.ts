@@ -25,6 +25,7 @@ import type { GrpoContext } from '../rl/grpoStep';
 import { GrpoTrainer, type TrainerEvent } from '../rl/trainer';
 import { RunStore, withRunLock } from '../store';
 import { StatusWriter } from '../store/statusWriter';
+import { createLoadingRun, saveClosedUntrained, saveLoadFailure } from '../store/loadingRun';
 import { deviceLostMessage } from './deviceLostMessage';
 import { parameterSpecs, toHfTensors } from '../model/weights';
 import { weightsDigest } from './digest';
@@ -124,6 +125,8 @@ let openRuntime: GpuRuntime | null = null;
 let checkpointStep: number | null = null;
 /** The open run's status writes, in order; a failed one (a full disk) is retried before the lock goes. */
 let statuses: StatusWriter | null = null;
+/** The open run if this open created it (stored 'running' while its model loaded) and it has not trained yet: closing stores it paused. */
+let untrained: string | null = null;
 
 /** A new runtime, watched: once its device is lost, the next open() or estimate() gets a new one. */
 function createRuntime(): Promise<GpuRuntime> {
@@ -189,6 +192,9 @@ async function close(): Promise<void> {
   modelFiles = null;
   openRuntime = null;
   checkpointStep = null;
+  // Created 'running' for its model load and closed before it trained: nothing was interrupted.
+  if (untrained !== null && statuses) saveClosedUntrained(statuses, untrained);
+  untrained = null;
   // Saved while the lock is still held: once it is free, a run still stored as 'running' reads as interrupted.
   await statuses?.flush();
   releaseLock?.();
@@ -214,6 +220,8 @@ function forward(event: TrainerEvent): void {
     void weightsDigest(event.files['adapter_model.safetensors'] ?? event.files['model.safetensors']).then((digest) => listener?.({ type: 'checkpoint', step: event.step, digest }));
     return;
   }
+  // Any status the run reports is stored from now on: closing need not store 'paused' for it.
+  if (event.type === 'status' && !closing) untrained = null;
   if (event.type === 'status' && runId && store && !closing) {
     statuses?.save(runId, event.status === 'idle' ? 'paused' : event.status, event.message);
   }
@@ -260,7 +268,8 @@ const api = {
     } else {
       const parsed = parseExperiment(request.experiment);
       experiment = parsed.experiment;
-      const run = await store.createRun({
+      // Stored 'running' while the model loads: a page killed meanwhile leaves it interrupted (src/store/loadingRun.ts).
+      const run = await createLoadingRun(store, {
         name: request.name ?? `Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`,
         modelId: parsed.experiment.model,
         prompts: parsed.experiment.prompts,
@@ -296,12 +305,15 @@ const api = {
         remoteModelJudge: (id) => startWorkerModelJudge(id, sourceOptions),
       });
     } catch (err) {
+      // A run this open created says why it never trained (the page says so too).
+      if (!request.runId && statuses) saveLoadFailure(statuses, id, (err as Error).message, opening?.signal.aborted ?? false);
       await close();
       throw err;
     } finally {
       opening = null;
     }
     runId = id;
+    untrained = request.runId ? null : id;
     openRuntime = rt;
     checkpointStep = resume ? startStep : null;
     const runStore = store;
