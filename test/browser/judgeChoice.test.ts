@@ -72,3 +72,27 @@ describe('judge choice', () => {
     }
   });
 });
+
+describe('holistic_likert with an in-page judge', () => {
+  it('self judges the whole rubric on a 1–5 scale; the reward is that score; the checklist is judged next to it', { timeout: 300_000 }, async () => {
+    const r = await harness.runModule(CASES, 'stepHolistic', {});
+    // The judged rubric gains the holistic criterion (weight 0: tracked by the checklist, trained by holistic_likert).
+    expect(r.criteria).toEqual(['blue', 'holistic_likert']);
+    expect(r.rewards).toHaveLength(4);
+    (r.results as Result[][]).forEach((results, i) => {
+      expect(results[0]).toMatchObject({ criterion_id: 'blue', status: 'ok' });
+      const h = results[1];
+      expect(h.criterion_id).toBe('holistic_likert');
+      expect(h.status, h.reason).toBe('ok');
+      // The self judge's expected Likert point, (k − 1)/4 weighted by P(k) over "1".."5".
+      expect(h.reason).toMatch(/^P\("1"\)=.*P\("5"\)=/);
+      expect(h.score).toBeGreaterThan(0);
+      expect(h.score).toBeLessThan(1);
+      expect(r.rewards[i]).toBe(h.score);
+      expect(r.direct[i].score).toBeCloseTo(h.score!, 6);
+    });
+    // Different completions, different holistic scores: the judge read each response.
+    expect(new Set(r.rewards).size).toBeGreaterThan(1);
+    expect(r.metrics.rewards.reward).toBeCloseTo((r.rewards as number[]).reduce((s, x) => s + x, 0) / 4, 6);
+  });
+});

@@ -1,7 +1,7 @@
 // Page side of test/browser/judgeChoice.test.ts: one GRPO step whose judge-question criterion
 // is answered by the judge the experiment names (self, another model, a remote endpoint).
 import type { GpuRuntime } from '../../../src/gpu/runtime';
-import { fetchModelFiles } from '../../../src/model/load';
+import { fetchModelFiles, modelUrl } from '../../../src/model/load';
 import { buildGrpoContext, releaseGrpoContext } from '../../../src/rl/context';
 import { grpoStep } from '../../../src/rl/grpoStep';
 
@@ -58,4 +58,36 @@ export async function stepWithJudge(rt: GpuRuntime, req: JudgeChoiceRequest) {
   } finally {
     globalThis.fetch = realFetch;
   }
+}
+
+/**
+ * RaR's holistic judge through a GRPO step (reward_aggregation "holistic_likert", judge self) on
+ * the embedded model: its 256-byte context holds the compact holistic prompt for a short rubric,
+ * where the fixture model's 128 could not.
+ */
+export async function stepHolistic(rt: GpuRuntime) {
+  const experiment = {
+    model: 'embedded/tiny-gpt2-byte',
+    prompts: ['Describe the sea.', 'Name a fruit.'],
+    rubric: {
+      name: 'blue',
+      criteria: [{ id: 'blue', text: 'Says blue', weight: 1, tier: 'essential', rule: { kind: 'contains', terms: ['blue'] } }],
+    },
+    judge: { kind: 'self' },
+    config: { num_generations: 2, generation_batch_size: 4, max_completion_length: 12, learning_rate: 0.01, seed: 5, reward_aggregation: { method: 'holistic_likert' } },
+  };
+  const ctx = await buildGrpoContext(rt, experiment, await fetchModelFiles(modelUrl(experiment.model)));
+  const result = await grpoStep(ctx, 0, experiment.prompts);
+  // The same judge asked directly, outside the step: the step's holistic scores must be its answers.
+  const direct = await ctx.modelJudge!.judge(
+    result.rollouts.map((r) => ({ rubricVersion: ctx.rubricVersion, prompt: r.prompt, completion: r.completion, criterion: ctx.rubric.criteria[1] })),
+  );
+  releaseGrpoContext(ctx);
+  return {
+    criteria: ctx.rubric.criteria.map((c) => c.id),
+    results: result.rollouts.map((r) => r.results),
+    rewards: result.rollouts.map((r) => r.reward),
+    direct,
+    metrics: result.metrics,
+  };
 }

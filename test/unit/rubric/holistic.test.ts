@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { aggregateAll, aggregateGroup, judgeRollouts, judgeMessages, compactJudgePromptText, parseRubric, scoresOf, type Judge, type JudgeRequest, type CriterionResult } from '../../../src/rubric';
 import { HOLISTIC_ID, HOLISTIC_QUESTION, holisticCriterion, judgedRubric, likertScore, parseLikert, rubricListing, withHolistic } from '../../../src/rubric/holistic';
 import { likertIndex, remoteJudge } from '../../../src/rubric/judges/remote';
+import { COMPACT_HOLISTIC_QUESTION } from '../../../src/rubric/judges/modelJudgePrompt';
 import { holisticIssue, parseExperiment } from '../../../src/rl/experiment';
 import { FIRST_VISIT } from '../../../src/share/presets';
 import { ByteTokenizer } from '../../../src/model/tokenizer';
@@ -52,7 +53,13 @@ describe('the prompt', () => {
   it('the compact prompt for tiny judges carries the rubric too; per-criterion prompts are unchanged', () => {
     const text = compactJudgePromptText(request('Paris'));
     expect(text.startsWith('<rubric>\n- [essential, weight 5]')).toBe(true);
-    expect(text.endsWith(`${HOLISTIC_QUESTION} (1 / 2 / 3 / 4 / 5)\nAnswer:`)).toBe(true);
+    expect(text.endsWith(`${COMPACT_HOLISTIC_QUESTION} (1 / 2 / 3 / 4 / 5)\nAnswer:`)).toBe(true);
+    // It fits the embedded model's 256-byte context with its prompt template (31 bytes) for a lesson-sized
+    // rubric, prompt and response (it barely does: longer ones are unscorable, never 0); the full question would not.
+    const bytes = (s: string) => new TextEncoder().encode(s).length;
+    const short = compactJudgePromptText({ rubricVersion: 'v', prompt: 'Describe the sea.', completion: 'The sea is blue and wide.', criterion: holisticCriterion(parseRubric({ name: 'r', criteria: [{ id: 'a', text: 'At most 7 words', weight: 2, tier: 'essential', rule: { kind: 'length', unit: 'words', max: 7 } }, { id: 'b', text: 'Says blue', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['blue'] } }] })) });
+    expect(bytes(short) + 31 + 2).toBeLessThanOrEqual(256); // + BOS and the answer prefix
+    expect(bytes(short.replace(COMPACT_HOLISTIC_QUESTION, HOLISTIC_QUESTION)) + 31).toBeGreaterThan(256);
     const plain = parseRubric({ name: 'q', criteria: [{ id: 'q', text: 'Polite', weight: 1, tier: 'essential', judge_question: 'Is it polite?' }] });
     const one = judgeMessages({ rubricVersion: 'v', prompt: 'p', completion: 'c', criterion: plain.criteria[0] });
     expect(one.user.split('\n')[0]).toBe('Grade the response below against one criterion of a rubric.');
