@@ -91,6 +91,12 @@ export const grpoConfigSchema = z
     // (a warning with the first reason); on_unscorable "stop" then ends the run as failed.
     max_unscorable_fraction: z.number().min(0).max(1).default(0.5),
     on_unscorable: z.enum(['warn', 'stop']).default('warn'),
+    // Evidence-required credit (src/rubric/evidenceCredit.ts; issue 13): a model judge's pass
+    // counts only with a quote found in the response; the probe re-judges with the quote deleted.
+    // Not GRPOConfig options (TRL's reward functions return one float).
+    judge_evidence_required: z.boolean().default(false),
+    /** The vacuous-credit probe: every quoted pass is judged again without its quote; passes that survive are flagged. */
+    vacuous_credit_probe: z.boolean().default(false),
     // Checkpoint every N steps (and on pause); 0 = only on pause/stop; null = auto (the default):
     // every step while a checkpoint is small, else every 10 (rl/checkpointPolicy.ts).
     save_steps: z.number().int().min(0).nullable().default(null),
@@ -193,6 +199,9 @@ export const grpoConfigSchema = z
       });
     }
     for (const issue of tokenCreditIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
+    if (c.vacuous_credit_probe && !c.judge_evidence_required) {
+      ctx.addIssue({ code: 'custom', path: ['vacuous_credit_probe'], message: 'needs judge_evidence_required: the probe deletes the words the judge quoted, and only then is a judge asked to quote' });
+    }
     for (const issue of guidedRolloutIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     if (c.entropy_coef !== 0 && !Number.isFinite(c.entropy_coef)) {
       ctx.addIssue({ code: 'custom', path: ['entropy_coef'], message: 'must be finite' });

@@ -3,6 +3,7 @@
 // the UI and share links can validate experiments without loading the engine.
 import { z } from 'zod';
 import { parseRubric, RubricError } from '../rubric';
+import { evidenceJudgeIssue } from '../rubric/evidenceCredit';
 import { HOLISTIC_ID } from '../rubric/holistic';
 import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { parseGrpoConfig } from './config';
@@ -93,5 +94,7 @@ export function parseExperiment(input: unknown) {
   if (unknown) throw new ExperimentError([{ path: ['judge_bias', 'criteria'], message: unknown }]);
   const holistic = holisticIssue(config.reward_aggregation.method, judge.kind, rubric.criteria.map((c) => c.id));
   if (holistic) throw new ExperimentError([holistic]);
+  const evidence = evidenceJudgeIssue(config.judge_evidence_required, judge.kind);
+  if (evidence) throw new ExperimentError([{ path: ['judge'], message: evidence }]);
   return { experiment: parsed.data, rubric, heldOutRubric, config, judge, judgeBias };
 }

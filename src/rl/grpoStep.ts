@@ -21,6 +21,7 @@ import {
   type Scores,
 } from '../rubric';
 import { applyBias, type JudgeBias } from '../rubric/bias';
+import { evidenceMetrics, type EvidenceMetrics } from '../rubric/evidenceCredit';
 import type { GrpoConfig } from './config';
 import { guidedRollouts, rowScales, sampleRollouts, withImportanceWeights, withRowScales, type ExploreMetrics, type GuidedLabel } from './explore';
 import { completionMetrics, fracRewardZeroStd, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
@@ -49,6 +50,8 @@ export interface GrpoContext {
   /** Scored on every rollout but never trained on: a clean judge to watch reward hacking. */
   heldOut?: { rubric: Rubric; version: string } | null;
   modelJudge?: Judge;
+  /** The held-out rubric's judge when it differs from modelJudge (evidence-required credit wraps only the trained rubric's). */
+  heldOutJudge?: Judge;
   judgeCache?: JudgeCache;
   /** The bias sandbox's declared bias over the trained rubric's verdicts (src/rubric/bias.ts); null/absent = off. */
   judgeBias?: JudgeBias | null;
@@ -119,6 +122,8 @@ export interface StepMetrics extends UpdateScalarMetrics {
   update_submits: number;
   /** Rollouts without a reward and failed criterion verdicts, with the first reason (absent in steps saved before it existed). */
   judge_failures?: JudgeFailureMetrics;
+  /** Evidence-required credit: per criterion, passes quoted, withheld and flagged by the vacuous-credit probe (judge_evidence_required on). */
+  evidence?: EvidenceMetrics;
 }
 
 export interface StepResult {
@@ -176,7 +181,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   let heldOut: RewardMetrics | null = null;
   if (ctx.heldOut) {
     const h = ctx.heldOut;
-    const heldResults = await judgeRollouts(h.rubric, h.version, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal });
+    const heldResults = await judgeRollouts(h.rubric, h.version, rollouts, { modelJudge: ctx.heldOutJudge ?? ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal });
     const heldScores = heldResults.map((r) => scoresOf(h.rubric, r));
     const heldRewards = heldScores.flatMap((_, i) => (i % G === 0 ? aggregateGroup(h.rubric, heldScores.slice(i, i + G), { method: 'weighted_mean' }).rewards : []));
     heldOut = rewardMetrics(h.rubric, heldScores, heldRewards, G, cfg.reward_aggregation.pass_threshold);
@@ -331,6 +336,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     step_seconds: (performance.now() - t0) / 1000,
     update_submits: rt.counters.submits - submitsBefore,
     judge_failures: judgeFailureMetrics(rollouts, cfg.max_unscorable_fraction),
+    ...(cfg.judge_evidence_required ? { evidence: evidenceMetrics(rubric, results) } : {}),
   };
   return { metrics, rollouts: trained };
 }

@@ -13,6 +13,7 @@
 //   all_caps / no_caps       the words holding a letter of the wrong case
 //   json                     none (the whole text is the evidence: no localisation)
 // Model judges may quote the completion; a quote is credited only where it is found in the text.
+import { locateQuote } from './quoteMatch';
 import { compileSafeRegex, safeRegexSearch } from './safeRegex';
 import type { Rule, RuleOf } from './schema';
 
@@ -211,19 +212,17 @@ export function quoteInAnswer(answer: string): string | null {
   const m = /(?:^|\n)[\s*_]*(?:quote|evidence)[\s*_]*[:=][\s*_]*(.+)/iu.exec(answer);
   if (!m) return null;
   const q = m[1].trim().replace(/^["'“‘`«]+/u, '').replace(/["'”’`»]+[.,;]?$/u, '').trim();
-  return q === '' ? null : q;
+  // "Quote: none" is the judge saying it has no evidence, not a quote of the word "none".
+  return q === '' || /^(?:none|n\/a|nothing|no quote)\.?$/iu.test(q) ? null : q;
 }
 
 /**
- * Where `quote` occurs in `completion`: verbatim first, then ignoring case and the width of
- * whitespace runs. Null when it is not there: a quote that is not in the text is never credited.
+ * Where `quote` occurs in `completion`, ignoring Unicode form, case, quotation-mark and dash
+ * variants and the width of whitespace runs, at whole-word ends (quoteMatch.ts). Null when it is
+ * not there: a quote that is not in the text is never credited.
  */
 export function findQuote(completion: string, quote: string): Span | null {
-  const q = quote.trim();
-  if (q === '') return null;
-  const exact = completion.indexOf(q);
-  if (exact >= 0) return { start: exact, end: exact + q.length };
-  return phraseSpan(completion, q, false, false);
+  return locateQuote(completion, quote);
 }
 
 /** The evidence a judge's answer quotes, as a span of the completion: [] when it quotes nothing or a text not in it. */

@@ -25,6 +25,8 @@ export interface JudgeRequest {
   prompt: string;
   completion: string;
   criterion: Criterion;
+  /** Evidence-required credit (src/rubric/evidenceCredit.ts): ask the judge to quote the response's words that meet the criterion. */
+  requireQuote?: boolean;
 }
 
 /**

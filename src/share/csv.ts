@@ -38,7 +38,7 @@ export function neutraliseFormula(text: string): string {
 
 // The scalar fields, listed as typed records so a new metric field is a compile error here until
 // it has a column.
-const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps'>]: true } = {
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence'>]: true } = {
   frac_reward_zero_std: true,
   loss: true,
   policy_loss: true,
@@ -141,6 +141,13 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
       { name: 'judge/failed_verdicts', get: (m) => m.judge_failures?.failed_verdicts ?? null },
       { name: 'judge/first_reason', get: (m) => (m.judge_failures?.first_reason ? neutraliseFormula(m.judge_failures.first_reason) : null) },
     );
+  }
+  // Evidence-required credit (src/rubric/evidenceCredit.ts): totals, then vacuous passes per criterion.
+  if (metrics.some((m) => m.evidence)) {
+    columns.push(...(['passes', 'withheld', 'probed', 'vacuous'] as const).map((k) => ({ name: `evidence/${k}`, get: (m: StepMetrics) => m.evidence?.[k] ?? null })));
+    for (const id of union(metrics.map((m) => m.evidence?.by_criterion ?? {}))) {
+      columns.push({ name: `evidence/withheld/${id}`, get: (m) => m.evidence?.by_criterion[id]?.withheld ?? null }, { name: `evidence/vacuous/${id}`, get: (m) => m.evidence?.by_criterion[id]?.vacuous ?? null });
+    }
   }
   return columns;
 }

@@ -159,6 +159,19 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       over_threshold: z.boolean(),
     })
     .optional(),
+  // Evidence-required credit (src/rubric/evidenceCredit.ts): per criterion, passes quoted, withheld, probed and flagged.
+  evidence: z
+    .strictObject({
+      by_criterion: z.record(
+        z.string().max(200),
+        z.strictObject({ passes: count, quoted: count, withheld: count, probed: count, vacuous: count, fell: count }),
+      ),
+      passes: count,
+      withheld: count,
+      probed: count,
+      vacuous: count,
+    })
+    .optional(),
 });
 
 const criterionResultSchema = z.union([
@@ -171,6 +184,9 @@ const criterionResultSchema = z.union([
     spans: z.array(z.strictObject({ start: count, end: count })).max(MAX_SPANS).optional(),
     // The bias sandbox (src/rubric/bias.ts) changed this verdict (experiment.judge_bias).
     biased: z.literal(true).optional(),
+    // Evidence-required credit (src/rubric/evidenceCredit.ts): quoted or withheld, and the vacuous-credit probe's outcome.
+    evidence: z.enum(['quoted', 'withheld']).optional(),
+    probe: z.enum(['survived', 'fell', 'unscorable']).optional(),
   }),
   z.strictObject({ criterion_id: z.string(), status: z.enum(['unscorable', 'needs_model']), score: z.null(), reason: z.string() }),
 ]);

@@ -362,6 +362,13 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
       ),
     );
   }
+  if (c.judge_evidence_required) {
+    lines.push(
+      unsupported(
+        `judge_evidence_required${c.vacuous_credit_probe ? ' with vacuous_credit_probe' : ''} (a judge pass counts only with a quote found in the response${c.vacuous_credit_probe ? '; quoted passes re-judged without the quote and flagged when they survive' : ''}): rubric_reward.py asks for the verdict only; not applied`,
+      ),
+    );
+  }
   lines.push(
     note(`reward_aggregation ${JSON.stringify(c.reward_aggregation)}: implemented in rubric_reward.py`),
     ...(c.reward_aggregation.method === 'holistic_likert'

@@ -473,6 +473,19 @@ export const SETTING_GROUPS: OptionGroup[] = [
         trl: null,
         help: 'When a step passes max_unscorable_fraction: warn and train on, or stop the run as failed with the reason (after saving that step).',
       },
+      {
+        key: 'judge_evidence_required',
+        kind: 'bool',
+        trl: null,
+        help: 'Evidence-required credit: the model judge must quote the words of the response that meet each criterion; a pass whose quote is not found in the response (whitespace, case and quotation-mark differences allowed) scores 0 and is counted as withheld. Needs a judge that writes text (a remote endpoint): P(yes) judges cannot quote. Pitfalls are left alone.',
+      },
+      {
+        key: 'vacuous_credit_probe',
+        kind: 'bool',
+        trl: null,
+        help: 'The vacuous-credit probe: every quoted pass is judged again with the quoted words deleted; a pass that survives is flagged (counted per criterion per step), not changed. One more judge request per quoted pass.',
+        when: (c) => c.judge_evidence_required === true,
+      },
     ],
   },
 ];
