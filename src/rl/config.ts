@@ -82,6 +82,8 @@ export const grpoConfigSchema = z
         adaptive_floor: z.number().min(0).max(1).optional(),
         /** adaptive_weights: rescale each tier (and the pitfalls) back to its human total weight (default true). */
         adaptive_tier_balance: z.boolean().optional(),
+        /** fork_precision_recall: β of the F_β of precision and recall (default 1). */
+        fork_beta: z.number().gt(0).max(10).optional(),
       })
       .strict()
       .default({ method: 'weighted_mean' }),

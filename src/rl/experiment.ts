@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { parseRubric, RubricError } from '../rubric';
 import { evidenceJudgeIssue } from '../rubric/evidenceCredit';
 import { HOLISTIC_ID } from '../rubric/holistic';
+import { forkRubricIssue } from '../rubric/fork';
 import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { parseGrpoConfig } from './config';
 import { DEFAULT_JUDGE, judgeChoiceSchema, keyFieldIn } from './judgeChoice';
@@ -96,5 +97,7 @@ export function parseExperiment(input: unknown) {
   if (holistic) throw new ExperimentError([holistic]);
   const evidence = evidenceJudgeIssue(config.judge_evidence_required, judge.kind);
   if (evidence) throw new ExperimentError([{ path: ['judge'], message: evidence }]);
+  const fork = config.reward_aggregation.method === 'fork_precision_recall' ? forkRubricIssue(rubric) : null;
+  if (fork) throw new ExperimentError([{ path: ['rubric'], message: fork }]);
   return { experiment: parsed.data, rubric, heldOutRubric, config, judge, judgeBias };
 }

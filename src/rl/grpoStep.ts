@@ -190,7 +190,8 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const scores: Scores[] = results.map((r) => scoresOf(rubric, r));
   const keep: (readonly boolean[])[] = [];
   for (let g = 0; g < prompts.length; g++) {
-    const group = aggregateGroup(rubric, scores.slice(g * G, (g + 1) * G), cfg.reward_aggregation, { seed: cfg.seed, step, group: g });
+    // history: correlation_weights estimates its correlations from the whole batch's verdicts.
+    const group = aggregateGroup(rubric, scores.slice(g * G, (g + 1) * G), cfg.reward_aggregation, { seed: cfg.seed, step, group: g }, scores);
     group.rewards.forEach((reward, i) => (rollouts[g * G + i].reward = reward));
     if (group.keep) keep.push(group.keep);
   }

@@ -42,7 +42,7 @@ export function rewardMetrics(
   const strict = scores.filter((s) => strictAllRequired(rubric, s, { threshold: passThreshold }) === 1).length;
   const sums: Record<string, number[]> = {};
   for (let g = 0; g < scores.length; g += numGenerations) {
-    const all = aggregateAll(rubric, scores.slice(g, g + numGenerations), { pass_threshold: passThreshold });
+    const all = aggregateAll(rubric, scores.slice(g, g + numGenerations), { pass_threshold: passThreshold }, undefined, scores);
     for (const [method, values] of Object.entries(all)) {
       (sums[method] ??= []).push(...(values ?? []).filter((v): v is number => v !== null));
     }

@@ -9,6 +9,8 @@ import {
   type Scores,
 } from './aggregate';
 import { adaptiveWeights, DEFAULT_ADAPTIVE_FLOOR } from './adaptive';
+import { correlationWeights } from './correlationWeights';
+import { DEFAULT_FORK_BETA, forkReward, forkRubricIssue } from './fork';
 import { rubricDropout } from './dropout';
 import { HOLISTIC_ID, holisticReward } from './holistic';
 import type { Rubric } from './schema';
@@ -22,6 +24,9 @@ export const AGGREGATIONS = [
   'adaptive_weights',
   // RaR's implicit aggregation: one holistic Likert judge over the whole rubric (holistic.ts).
   'holistic_likert',
+  // RRD's correlation-aware weights (correlationWeights.ts) and FORK's precision + recall (fork.ts).
+  'correlation_weights',
+  'fork_precision_recall',
 ] as const;
 export type AggregationName = (typeof AGGREGATIONS)[number];
 
@@ -43,6 +48,8 @@ export interface AggregationConfig {
   /** adaptive_weights: multiplier of a criterion that does not separate the group. Default 0.1. */
   adaptive_floor?: number;
   adaptive_tier_balance?: boolean;
+  /** fork_precision_recall: β of the F_β of precision and recall (> 1 favours recall). Default 1. */
+  fork_beta?: number;
 }
 
 export const DEFAULT_DROPOUT_P = 0.3;
@@ -59,12 +66,22 @@ export interface GroupRewards {
   rewards: (number | null)[];
   /** rubric_dropout: the kept criteria. */
   keep?: boolean[];
-  /** adaptive_weights: the training weights used. */
+  /** adaptive_weights, correlation_weights: the training weights used. */
   weights?: number[];
 }
 
-/** The configured aggregation for one group of rollouts (scores aligned with rubric.criteria). */
-export function aggregateGroup(rubric: Rubric, groupScores: readonly Scores[], config: AggregationConfig, context?: GroupContext): GroupRewards {
+/**
+ * The configured aggregation for one group of rollouts (scores aligned with rubric.criteria).
+ * `history`: the verdicts seen so far (the trainer passes the step's whole batch), from which
+ * correlation_weights estimates its correlations; absent = the group itself.
+ */
+export function aggregateGroup(
+  rubric: Rubric,
+  groupScores: readonly Scores[],
+  config: AggregationConfig,
+  context?: GroupContext,
+  history?: readonly Scores[],
+): GroupRewards {
   const options = {
     threshold: config.pass_threshold ?? DEFAULT_PASS_THRESHOLD,
     cap: config.gate_cap ?? DEFAULT_GATE_CAP,
@@ -90,6 +107,12 @@ export function aggregateGroup(rubric: Rubric, groupScores: readonly Scores[], c
     }
     case 'holistic_likert':
       return { rewards: groupScores.map((s) => holisticReward(rubric, s)) };
+    case 'correlation_weights': {
+      const out = correlationWeights(rubric, groupScores, { history });
+      return { rewards: out.rewards, weights: out.weights };
+    }
+    case 'fork_precision_recall':
+      return { rewards: groupScores.map((s) => forkReward(rubric, s, config.fork_beta ?? DEFAULT_FORK_BETA)) };
     default: {
       if (!(config.method in ROLLOUT_AGGREGATIONS)) throw new RangeError(`unknown aggregation method "${String(config.method)}"`);
       const aggregate = ROLLOUT_AGGREGATIONS[config.method];
@@ -107,13 +130,16 @@ export function aggregateAll(
   groupScores: readonly Scores[],
   config: Omit<AggregationConfig, 'method'> = {},
   context?: GroupContext,
+  history?: readonly Scores[],
 ): Partial<Record<AggregationName, (number | null)[]>> {
   const out: Partial<Record<AggregationName, (number | null)[]>> = {};
   for (const method of AGGREGATIONS) {
     if (method === 'rubric_dropout' && !context) continue;
     // Only where the holistic judge scored the rollouts (its criterion is in the rubric).
     if (method === 'holistic_likert' && !rubric.criteria.some((c) => c.id === HOLISTIC_ID)) continue;
-    out[method] = aggregateGroup(rubric, groupScores, { ...config, method }, context).rewards;
+    // Only where the rubric marks recall items (and has other criteria).
+    if (method === 'fork_precision_recall' && forkRubricIssue(rubric) !== null) continue;
+    out[method] = aggregateGroup(rubric, groupScores, { ...config, method }, context, history).rewards;
   }
   return out;
 }

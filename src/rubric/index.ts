@@ -43,6 +43,8 @@ export {
 } from './aggregate';
 export { dropoutMask, rubricDropout, type DropoutOptions } from './dropout';
 export { adaptiveWeights, type AdaptiveResult } from './adaptive';
+export { correlationWeights, type CorrelationWeightsResult } from './correlationWeights';
+export { forkReward, forkParts, forkRubricIssue, DEFAULT_FORK_BETA, type ForkParts } from './fork';
 export {
   aggregateGroup,
   aggregateAll,
@@ -63,5 +65,5 @@ export {
 export { judgeMessages, judgePromptText, compactJudgePromptText } from './judges/modelJudgePrompt';
 export { lintRubric, compoundParts, similarity, invertedRule, LINT_CODES, type LintFinding, type LintFix, type LintCode } from './lint';
 export { checkLeakage, type LeakageOptions, type LeakageRow } from './leakage';
-export { measureRubric, pearson, correlationAwareWeights, REDUNDANT_CORRELATION, type RubricMeasure, type CriterionMeasure, type CriterionFlag, type MeasuredRollout } from './measure';
+export { measureRubric, pearson, correlationAwareWeights, criterionCorrelation, REDUNDANT_CORRELATION, type RubricMeasure, type CriterionMeasure, type CriterionFlag, type MeasuredRollout } from './measure';
 export { fitIrt, irtVerdicts, irtAbility, itemInformation, informativeCriteria, type IrtFit, type IrtItem, type Verdict } from './irt';

@@ -10,6 +10,7 @@ const FIELD_WORDS: Record<string, string> = {
   rule: 'rule',
   judge_question: 'judge question',
   choices: 'answers',
+  recall: 'recall item',
   kind: 'kind',
   terms: 'terms',
   match: 'match',

@@ -16,9 +16,12 @@
 // fewer than 2 such rollouts or either is constant on them. |r| >= REDUNDANT_CORRELATION marks
 // a redundant pair.
 // Correlation-aware weights (RRD, seed 000 #97, which does not give its formula; this is ours):
-//   w'_k = w_k / c_k,  c_k = 1 + Σ_{j ≠ k, w_j ≠ 0} max(0, r_jk)   (null r counts 0)
+//   w'_k = w_k / c_k,  c_k = 1 + Σ_{j ≠ k, w_j ≠ 0} max(0, sign(w_j) sign(w_k) r_jk)   (null r counts 0)
 // c_k is a soft cluster size: m criteria that always agree (r = 1) each get w/m, so the cluster
-// counts once in total; independent or opposed criteria keep their weights.
+// counts once in total; independent or opposed criteria keep their weights. The signs orient a
+// pitfall (w < 0) as "avoided": a pitfall that is met exactly when a positive criterion is not
+// counts the same thing twice and is discounted; one met together with it is not redundant.
+// The aggregation option correlation_weights (correlationWeights.ts) uses the same formula.
 import { DEFAULT_PASS_THRESHOLD, checkThreshold } from './aggregate';
 import type { Rubric } from './schema';
 
@@ -74,15 +77,41 @@ export function pearson(x: readonly number[], y: readonly number[]): number | nu
   return Math.max(-1, Math.min(1, sxy / Math.sqrt(sxx * syy)));
 }
 
-/** w'_k = w_k / (1 + Σ_{j ≠ k, w_j ≠ 0} max(0, r_jk)). */
+/** w'_k = w_k / (1 + Σ_{j ≠ k, w_j ≠ 0} max(0, sign(w_j) sign(w_k) r_jk)). */
 export function correlationAwareWeights(weights: readonly number[], correlation: readonly (readonly (number | null)[])[]): number[] {
   return weights.map((w, k) => {
     let c = 1;
     weights.forEach((wj, j) => {
-      if (j !== k && wj !== 0) c += Math.max(0, correlation[k][j] ?? 0);
+      if (j !== k && wj !== 0 && w !== 0) c += Math.max(0, Math.sign(wj) * Math.sign(w) * (correlation[k][j] ?? 0));
     });
     return w / c;
   });
+}
+
+/**
+ * K × K Pearson correlations of the criteria's scores over the rows scoring both (diagonal 1
+ * where the criterion varies, else null): the matrix measureRubric reports and
+ * correlation_weights uses.
+ */
+export function criterionCorrelation(rows: readonly (readonly (number | null)[])[], K: number): (number | null)[][] {
+  const correlation: (number | null)[][] = Array.from({ length: K }, () => new Array<number | null>(K).fill(null));
+  for (let a = 0; a < K; a++) {
+    for (let b = a; b < K; b++) {
+      const x: number[] = [];
+      const y: number[] = [];
+      for (const row of rows) {
+        const sa = row[a];
+        const sb = row[b];
+        if (sa !== null && sb !== null) {
+          x.push(sa);
+          y.push(sb);
+        }
+      }
+      const r = a === b ? (pearson(x, x) === null ? null : 1) : pearson(x, y);
+      correlation[a][b] = correlation[b][a] = r;
+    }
+  }
+  return correlation;
 }
 
 /** Groups of the rollouts by (step, group), in first-seen order. */
@@ -137,23 +166,15 @@ export function measureRubric(rubric: Rubric, rollouts: readonly MeasuredRollout
     };
   });
 
-  const correlation: (number | null)[][] = Array.from({ length: K }, () => new Array<number | null>(K).fill(null));
+  const correlation = criterionCorrelation(
+    rollouts.map((r) => r.scores),
+    K,
+  );
   const redundant: RubricMeasure['redundant'] = [];
   for (let a = 0; a < K; a++) {
-    for (let b = a; b < K; b++) {
-      const x: number[] = [];
-      const y: number[] = [];
-      for (const r of rollouts) {
-        const sa = r.scores[a];
-        const sb = r.scores[b];
-        if (sa !== null && sb !== null) {
-          x.push(sa);
-          y.push(sb);
-        }
-      }
-      const r = a === b ? (pearson(x, x) === null ? null : 1) : pearson(x, y);
-      correlation[a][b] = correlation[b][a] = r;
-      if (a !== b && r !== null && Math.abs(r) >= REDUNDANT_CORRELATION) redundant.push({ a, b, r });
+    for (let b = a + 1; b < K; b++) {
+      const r = correlation[a][b];
+      if (r !== null && Math.abs(r) >= REDUNDANT_CORRELATION) redundant.push({ a, b, r });
     }
   }
   return {

@@ -159,6 +159,11 @@ interface CriterionBase {
   /** Finite; negative = a pitfall (a behaviour to avoid: being met subtracts); 0 = tracked, not scored. */
   weight: number;
   tier: Tier;
+  /**
+   * A recall item (FORK's coverage, src/rubric/fork.ts): something the response must cover.
+   * Only positive weights; absent = not one (stored only when true, so older rubrics keep their version).
+   */
+  recall?: true;
 }
 export interface RuleCriterion extends CriterionBase {
   rule: Rule;
@@ -190,8 +195,12 @@ const CriterionSchema = z
     rule: RuleSchema.optional(),
     judge_question: nonEmpty(2000).optional(),
     choices: z.array(nonEmpty(100)).min(2, 'needs at least 2 choices').max(10).optional(),
+    recall: z.boolean().optional(),
   })
   .superRefine((c, ctx) => {
+    if (c.recall === true && !(c.weight > 0)) {
+      ctx.addIssue({ code: 'custom', message: 'only a criterion with a positive weight can be a recall item (a pitfall is not something to cover)', path: ['recall'] });
+    }
     if ((c.rule === undefined) === (c.judge_question === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'needs exactly one of "rule" or "judge_question"', path: [] });
     }
@@ -203,7 +212,7 @@ const CriterionSchema = z
     });
   })
   .transform((c): Criterion => {
-    const base = { id: c.id, text: c.text, weight: c.weight, tier: c.tier };
+    const base = { id: c.id, text: c.text, weight: c.weight, tier: c.tier, ...(c.recall ? { recall: true as const } : {}) };
     if (c.rule) return { ...base, rule: c.rule };
     return { ...base, judge_question: c.judge_question!, choices: c.choices ?? [...DEFAULT_CHOICES] };
   });

@@ -18,6 +18,7 @@ import { rubricVersion, type QuestionCriterion, type Rubric, type Rule, type Rul
 import { DEFAULT_DROPOUT_P } from '../rubric/aggregations';
 import { isHolistic, judgedRubric } from '../rubric/holistic';
 import { DEFAULT_ADAPTIVE_FLOOR } from '../rubric/adaptive';
+import { DEFAULT_FORK_BETA } from '../rubric/fork';
 import { DEFAULT_GATE_CAP, DEFAULT_PASS_THRESHOLD } from '../rubric/aggregate';
 import { toPythonRegex, type PythonRegex } from './python/pyRegex';
 import template from './python/rubric_reward.py?raw';
@@ -55,6 +56,7 @@ export interface RewardSpecRubric {
     dropout_aggregation: string;
     adaptive_floor: number;
     adaptive_tier_balance: boolean;
+    fork_beta: number;
   };
 }
 
@@ -163,6 +165,7 @@ export async function rubricRewardSpec(experiment: unknown, options: TrlExportOp
       dropout_aggregation: a.dropout_aggregation ?? 'weighted_mean',
       adaptive_floor: a.adaptive_floor ?? DEFAULT_ADAPTIVE_FLOOR,
       adaptive_tier_balance: a.adaptive_tier_balance ?? true,
+      fork_beta: a.fork_beta ?? DEFAULT_FORK_BETA,
     }),
     judge: {
       url_env: JUDGE_ENV.url,
@@ -190,6 +193,7 @@ export async function rubricRewardSpec(experiment: unknown, options: TrlExportOp
       dropout_aggregation: 'weighted_mean',
       adaptive_floor: DEFAULT_ADAPTIVE_FLOOR,
       adaptive_tier_balance: true,
+      fork_beta: DEFAULT_FORK_BETA,
     });
   }
   return spec;
@@ -373,6 +377,9 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
     note(`reward_aggregation ${JSON.stringify(c.reward_aggregation)}: implemented in rubric_reward.py`),
     ...(c.reward_aggregation.method === 'holistic_likert'
       ? [note('holistic_likert (RaR\'s implicit judge): TRL has no rubric judge; rubric_reward.py asks the RUBRIC_JUDGE_* endpoint for one 1-5 score per completion, (k - 1) / 4, and an answer that is not 1-5 gives reward None')]
+      : []),
+    ...(c.reward_aggregation.method === 'correlation_weights'
+      ? [note('correlation_weights: rubric_reward.py estimates the criterion correlations from each call\'s completions, as the page does from each step\'s batch; with several processes each estimates from its own share')]
       : []),
     note('Logging'),
     option('logging_steps', 1),

@@ -20,7 +20,8 @@ advantage 0. The page does the same.
 
 Groups are num_generations consecutive completions of one call. adaptive_weights (group spreads)
 and rubric_dropout (one draw per group) need whole groups in a call, as with one process; with
-several processes check that TRL hands each process whole groups.
+several processes check that TRL hands each process whole groups. correlation_weights estimates its
+criterion correlations from every completion of the call, as the page does from its step's batch.
 """
 
 import bisect
@@ -774,8 +775,111 @@ def adaptive_weights(criteria, group_scores, floor=0.1, tier_balance=True):
     return rewards
 
 
-def aggregate_group(criteria, group_scores, aggregation, seed=0, step=0, group=0):
-    """One reward (or None) per rollout of one group, with the configured aggregation."""
+def pearson(x, y):
+    n = len(x)
+    if n < 2:
+        return None
+    mx = 0
+    for v in x:
+        mx += v
+    mx /= n
+    my = 0
+    for v in y:
+        my += v
+    my /= n
+    sxy = 0
+    sxx = 0
+    syy = 0
+    for i in range(n):
+        sxy += (x[i] - mx) * (y[i] - my)
+        sxx += (x[i] - mx) ** 2
+        syy += (y[i] - my) ** 2
+    if sxx == 0 or syy == 0:
+        return None
+    return max(-1, min(1, sxy / math.sqrt(sxx * syy)))
+
+
+def criterion_correlation(rows, K):
+    corr = [[None] * K for _ in range(K)]
+    for a in range(K):
+        for b in range(a, K):
+            x = []
+            y = []
+            for row in rows:
+                if row[a] is not None and row[b] is not None:
+                    x.append(row[a])
+                    y.append(row[b])
+            if a == b:
+                r = None if pearson(x, x) is None else 1
+            else:
+                r = pearson(x, y)
+            corr[a][b] = r
+            corr[b][a] = r
+    return corr
+
+
+def _sign(v):
+    return (v > 0) - (v < 0)
+
+
+def correlation_weights(criteria, group_scores, history=None):
+    """src/rubric/correlationWeights.ts: w_k / (1 + sum over other active j of max(0, sign(w_j) sign(w_k) r_jk))."""
+    if not group_scores:
+        return []
+    active = [active_criteria(criteria, s) for s in group_scores][0]
+    rows = group_scores if history is None else history
+    corr = criterion_correlation(rows, len(criteria))
+    human = [c["weight"] if k in active else 0 for k, c in enumerate(criteria)]
+    weights = []
+    for k, w in enumerate(human):
+        c = 1
+        for j, wj in enumerate(human):
+            if j != k and wj != 0 and w != 0:
+                c += max(0, _sign(wj) * _sign(w) * (corr[k][j] if corr[k][j] is not None else 0))
+        weights.append(w / c)
+    denominator = 0
+    for k in active:
+        denominator += max(weights[k], 0)
+    rewards = []
+    for s in group_scores:
+        if any(s[k] is None for k in active):
+            rewards.append(None)
+            continue
+        total = 0
+        for k in active:
+            total += weights[k] * s[k]
+        rewards.append(total / denominator)
+    return rewards
+
+
+def fork_precision_recall(criteria, scores, beta=1, **_):
+    """src/rubric/fork.ts: F_beta of precision (criteria not marked recall) and recall (recall items)."""
+    active = active_criteria(criteria, scores)
+    if any(scores[k] is None for k in active):
+        return None
+    recall_sum = 0
+    recall_weight = 0
+    precision_sum = 0
+    precision_weight = 0
+    for k in active:
+        w = criteria[k]["weight"]
+        s = scores[k]
+        if criteria[k].get("recall"):
+            recall_sum += w * s
+            recall_weight += w
+        else:
+            precision_sum += abs(w) * (s if w > 0 else 1 - s)
+            precision_weight += abs(w)
+    recall = recall_sum / recall_weight
+    precision = precision_sum / precision_weight
+    b2 = beta * beta
+    denominator = b2 * precision + recall
+    return (1 + b2) * precision * recall / denominator if denominator > 0 else 0
+
+
+def aggregate_group(criteria, group_scores, aggregation, seed=0, step=0, group=0, history=None):
+    """One reward (or None) per rollout of one group, with the configured aggregation.
+    history: the verdicts correlation_weights estimates its correlations from (the call's whole batch)."""
     method = aggregation["method"]
     options = {"threshold": aggregation["pass_threshold"], "cap": aggregation["gate_cap"], "base": aggregation.get("gate_base", "weighted_mean")}
     if method == "rubric_dropout":
@@ -787,6 +891,10 @@ def aggregate_group(criteria, group_scores, aggregation, seed=0, step=0, group=0
         return [s[k] for s in group_scores]
     if method == "adaptive_weights":
         return adaptive_weights(criteria, group_scores, floor=aggregation["adaptive_floor"], tier_balance=aggregation.get("adaptive_tier_balance", True))
+    if method == "correlation_weights":
+        return correlation_weights(criteria, group_scores, history=history)
+    if method == "fork_precision_recall":
+        return [fork_precision_recall(criteria, s, beta=aggregation.get("fork_beta", 1)) for s in group_scores]
     return [ROLLOUT_AGGREGATIONS[method](criteria, s, **options) for s in group_scores]
 
 
@@ -861,7 +969,7 @@ class RubricReward:
         out = []
         g = self.num_generations
         for start in range(0, len(scores), g):
-            out.extend(aggregate_group(self.criteria, scores[start : start + g], self.aggregation, self.seed, step, start // g))
+            out.extend(aggregate_group(self.criteria, scores[start : start + g], self.aggregation, self.seed, step, start // g, history=scores))
         return out
 
     def __call__(self, prompts, completions, **kwargs):

@@ -180,7 +180,7 @@ export const SETTING_GROUPS: OptionGroup[] = [
         kind: 'enum',
         values: AGGREGATIONS,
         trl: null,
-        help: 'weighted_mean: Σ wₖsₖ / Σ positive w. healthbench_points: points of met criteria, clipped to [0, 1]. essential_gated: capped when an essential criterion fails. strict_all_required: 1 only when every required criterion passes. rubric_dropout: a random subset each step. adaptive_weights: up-weight criteria that separate the group. holistic_likert: RaR\'s implicit judge (arXiv 2507.17746) as a baseline: the judge (self, a model or a remote one; not the rules) reads the whole rubric with its weights and the response and gives one score from 1 to 5, normalised to [0, 1] as (k − 1) / 4 (RaR asks 1–10; 1–5 keeps every answer one digit, which the in-page judges read as one token). The checklist is still judged and shown next to it. An answer that is not a whole number from 1 to 5 leaves the completion without a reward (counted as unscorable), never 0.',
+        help: 'weighted_mean: Σ wₖsₖ / Σ positive w. healthbench_points: points of met criteria, clipped to [0, 1]. essential_gated: capped when an essential criterion fails. strict_all_required: 1 only when every required criterion passes. rubric_dropout: a random subset each step. adaptive_weights: up-weight criteria that separate the group. holistic_likert: RaR\'s implicit judge (arXiv 2507.17746) as a baseline: the judge (self, a model or a remote one; not the rules) reads the whole rubric with its weights and the response and gives one score from 1 to 5, normalised to [0, 1] as (k − 1) / 4 (RaR asks 1–10; 1–5 keeps every answer one digit, which the in-page judges read as one token). The checklist is still judged and shown next to it. An answer that is not a whole number from 1 to 5 leaves the completion without a reward (counted as unscorable), never 0. correlation_weights (after RRD, seed #97, which gives no formula; this one is ours): the weighted mean with each weight wₖ divided by cₖ = 1 + Σ over the other scored criteria j of max(0, sign(wⱼ)·sign(wₖ)·rⱼₖ), where rⱼₖ is the Pearson correlation of the two criteria\'s scores over the verdicts seen so far (every completion of the step, on the completions scoring both; 0 when fewer than 2 or either is constant). m criteria that always agree share one weight; independent ones keep theirs; a pitfall counts as avoided, so one met exactly when a positive criterion is not is discounted too. Deterministic. fork_precision_recall (after FORK, seed #39): recall = the weighted mean of the criteria marked as recall items (what the answer must cover); precision = the weighted share of the other criteria passed (pitfalls avoided, checks such as "every sentence is needed and correct"); the reward is their F_β = (1 + β²)·P·R / (β²·P + R). FORK scores precision per sentence with its own grader; here the rubric\'s criteria stand in for it. Needs at least one recall item and one other criterion.',
       },
       { key: 'reward_aggregation.pass_threshold', kind: 'number', step: 0.05, trl: null, help: 'A criterion is met when its score is at least this (default 0.5).' },
       { key: 'reward_aggregation.gate_cap', kind: 'number', step: 0.1, trl: null, help: 'The reward of a completion failing an essential criterion is at most this (default 0).', when: (c) => gated(c) },
@@ -208,6 +208,14 @@ export const SETTING_GROUPS: OptionGroup[] = [
         trl: null,
         help: 'Rescale each tier (and the pitfalls together) back to its total human weight, so the adapted weights only move weight within a tier.',
         when: (c) => method(c) === 'adaptive_weights',
+      },
+      {
+        key: 'reward_aggregation.fork_beta',
+        kind: 'number',
+        step: 0.1,
+        trl: null,
+        help: 'β of the F_β score of precision and recall (default 1, the F1 score): above 1 recall (coverage) counts more, below 1 precision.',
+        when: (c) => method(c) === 'fork_precision_recall',
       },
     ],
   },
@@ -501,6 +509,7 @@ const AGGREGATION_DEFAULTS: Record<string, unknown> = {
   dropout_aggregation: 'weighted_mean',
   adaptive_floor: 0.1,
   adaptive_tier_balance: true,
+  fork_beta: 1,
 };
 
 export function getPath(obj: Record<string, unknown>, key: string): unknown {

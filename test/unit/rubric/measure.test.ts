@@ -85,7 +85,11 @@ describe('between criteria', () => {
       [1, 1, -1, 1],
     ];
     expect(correlationAwareWeights([3, 3, 3, 2], one)).toEqual([3 / 4, 3 / 4, 3 / 3, 2 / 3]);
-    expect(correlationAwareWeights([2, -2, 0], [[1, 1, 1], [1, 1, 1], [1, 1, 1]])).toEqual([1, -1, 0]);
+    // A pitfall counts as "avoided": met together with the positive criterion (r = 1) it is not
+    // redundant with it; met exactly when the positive one is not (r = −1) it counts the same thing twice.
+    expect(correlationAwareWeights([2, -2, 0], [[1, 1, 1], [1, 1, 1], [1, 1, 1]])).toEqual([2, -2, 0]);
+    expect(correlationAwareWeights([2, -2, 0], [[1, -1, 1], [-1, 1, 1], [1, 1, 1]])).toEqual([1, -1, 0]);
+    expect(correlationAwareWeights([-1, -3], [[1, 1], [1, 1]])).toEqual([-1 / 2, -3 / 2]);
     expect(correlationAwareWeights([2, 2], [[1, null], [null, 1]])).toEqual([2, 2]);
   });
   it('pearson is null for fewer than 2 pairs or a constant side', () => {

@@ -39,7 +39,16 @@ describe('shared rubric vectors', () => {
     const kinds = new Set(vectors.cases.flatMap((c) => c.spec.reward.criteria.flatMap((k) => ('rule' in k ? [k.rule.kind] : []))));
     expect([...kinds].sort()).toEqual(['all_caps', 'contains', 'count', 'ends_with', 'json', 'length', 'no_caps', 'not_contains', 'regex', 'starts_with']);
     const methods = new Set(vectors.cases.map((c) => c.spec.reward.aggregation.method));
-    expect([...methods].sort()).toEqual(['adaptive_weights', 'essential_gated', 'healthbench_points', 'rubric_dropout', 'strict_all_required', 'weighted_mean']);
+    expect([...methods].sort()).toEqual([
+      'adaptive_weights',
+      'correlation_weights',
+      'essential_gated',
+      'fork_precision_recall',
+      'healthbench_points',
+      'rubric_dropout',
+      'strict_all_required',
+      'weighted_mean',
+    ]);
     const scores = vectors.cases.flatMap((c) => c.expected.scores.flat());
     expect(scores.filter((s) => s === 1).length).toBeGreaterThan(100);
     expect(scores.filter((s) => s === 0).length).toBeGreaterThan(100);
