@@ -46,6 +46,18 @@ export { adaptiveWeights, type AdaptiveResult } from './adaptive';
 export { correlationWeights, type CorrelationWeightsResult } from './correlationWeights';
 export { forkReward, forkParts, forkRubricIssue, DEFAULT_FORK_BETA, type ForkParts } from './fork';
 export {
+  draftRubric,
+  contrastiveRubric,
+  decomposeCriterion,
+  draftMessages,
+  contrastiveMessages,
+  decomposeMessages,
+  GenerationError,
+  type Complete,
+  type GenerationMessages,
+} from './generate';
+export { mergeRubrics, sampleRubrics, type MergeResult, type SampleResult } from './generateMerge';
+export {
   aggregateGroup,
   aggregateAll,
   AGGREGATIONS,

@@ -353,6 +353,40 @@ export class RemoteJudge implements Judge {
     }
   }
 
+  /**
+   * One free-form chat exchange for rubric generation (src/rubric/generate.ts: a `Complete`): the
+   * reply's text, through the same endpoint, key handling, timeout and retries as verdicts.
+   * `maxTokens` is the reply's budget (default 1024: a rubric is far longer than a verdict);
+   * `temperature` defaults to the judge's. Throws an Error naming the failure.
+   */
+  async complete(
+    messages: { system: string; user: string },
+    options: { signal?: AbortSignal; maxTokens?: number; temperature?: number } = {},
+  ): Promise<string> {
+    const { signal } = options;
+    if (signal?.aborted) throw abortError(signal);
+    if (this.#refused !== null) throw new Error(this.#refused);
+    const s = this.#settings;
+    const temperature = options.temperature ?? s.temperature;
+    const body = JSON.stringify({
+      model: s.model,
+      messages: [
+        { role: 'system', content: messages.system },
+        { role: 'user', content: messages.user },
+      ],
+      ...(temperature !== null ? { temperature } : {}),
+      max_tokens: options.maxTokens ?? 1024,
+    });
+    for (let attempt = 1; ; attempt++) {
+      const out = await this.attempt(body, signal);
+      if (out.kind === 'answer') return out.text;
+      if (out.kind === 'fail') throw new Error(out.reason);
+      if (attempt >= s.maxAttempts) throw new Error(`${out.reason} (gave up after ${s.maxAttempts} attempt${s.maxAttempts === 1 ? '' : 's'})`);
+      const base = Math.min(s.maxBackoffMs, s.backoffMs * 2 ** (attempt - 1));
+      await sleep(Math.min(s.maxBackoffMs, Math.max(base * (0.5 + 0.5 * this.#random()), out.waitMs ?? 0)), signal);
+    }
+  }
+
   /** One HTTP exchange under the per-attempt timeout. Throws only when `signal` aborts. */
   private async attempt(body: string, signal: AbortSignal | undefined): Promise<Attempt> {
     if (signal?.aborted) throw abortError(signal);
