@@ -8,7 +8,7 @@
 //
 //   node scripts/recordings.mjs [--from DIR] [--to DIR] (--results FILE | --adapter TEXT)
 //
-// --from is the folder given to --record (default: runs/recordings under the repository); --to
+// --from is the folder given to --record (default: bench/results/recordings, ignored by git); --to
 // defaults to public/recordings. The adapter
 // is read from the lessons.json the same lessons.mjs run wrote (--results), or given (--adapter).
 // Every file is checked (format, version, no checkpoint, metrics and rollouts present) before
@@ -92,7 +92,7 @@ export function unzipRunFile(bytes) {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
     options: {
-      from: { type: 'string', default: join(repoRoot, 'runs', 'recordings') },
+      from: { type: 'string', default: join(repoRoot, 'bench', 'results', 'recordings') },
       to: { type: 'string', default: join(repoRoot, 'public', 'recordings') },
       results: { type: 'string' },
       adapter: { type: 'string' },

@@ -104,3 +104,19 @@ export function recordedWithLessonSettings(recording: unknown, lesson: unknown):
 export function recordingLabel(seed: number): string {
   return `recording (seed ${seed})`;
 }
+
+/**
+ * "What you should see", from the recording's own rewards: the mean reward at its first and last
+ * step (the dashed curve's ends). Null when either step has no reward (every rollout unscorable).
+ */
+export function expectedShape(metrics: readonly { step: number; rewards: { reward: number | null } }[]): string | null {
+  const sorted = [...metrics].sort((a, b) => a.step - b.step);
+  const first = sorted[0];
+  const last = sorted.at(-1);
+  const value = (r: number | null | undefined) => (typeof r === 'number' && Number.isFinite(r) ? r.toFixed(2) : null);
+  const a = value(first?.rewards.reward);
+  const b = value(last?.rewards.reward);
+  if (!first || !last || a === null || b === null) return null;
+  if (first === last) return `the recording's mean reward was ${a} at step ${first.step}`;
+  return `the recording's mean reward went from ${a} at step ${first.step} to ${b} at step ${last.step}`;
+}

@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RolloutRecord, StepMetrics } from '../../../src/rl/grpoStep';
 import { lessonById } from '../../../src/share/lessons';
-import { fetchRecording, fetchRecordingIndex, parseRecordingIndex, recordedWithLessonSettings, recordingFor, recordingLabel, recordingUrl, type RecordingEntry } from '../../../src/share/recordings';
+import { offlineManifest } from '../../../scripts/vite/offlinePlugin';
+import { routeRequest } from '../../../src/offline/policy';
+import { expectedShape, fetchRecording, fetchRecordingIndex, parseRecordingIndex, recordedWithLessonSettings, recordingFor, recordingLabel, recordingUrl, type RecordingEntry } from '../../../src/share/recordings';
 import { readRunFile, runFileJson } from '../../../src/share/runFile';
 
 const ROOT = join(__dirname, '..', '..', '..');
@@ -120,6 +122,26 @@ describe('the recordings index', () => {
     expect(recordingUrl('https://host/sub/index.html#lesson=1', 'grpo-basics.rubric-run.zip')).toBe('https://host/sub/recordings/grpo-basics.rubric-run.zip');
     expect(recordingUrl('https://host/sub/', 'a.rubric-run.zip')).toBe('https://host/sub/recordings/a.rubric-run.zip');
     expect(recordingLabel(3)).toBe('recording (seed 3)');
+  });
+
+  it('the offline page caches them at install, and the service worker answers them from its cache', () => {
+    const manifest = offlineManifest([
+      { name: 'index.html', content: '<html>' },
+      { name: 'recordings/index.json', content: indexText([entry()]) },
+      { name: 'recordings/grpo-basics.rubric-run.zip', content: new Uint8Array([80, 75]) },
+    ]);
+    expect(manifest.shell).toContain('recordings/index.json');
+    const get = (file: string) => routeRequest({ url: recordingUrl('https://host/sub/', file), method: 'GET', mode: 'cors' }, 'https://host/sub/', manifest);
+    expect(get('grpo-basics.rubric-run.zip')).toBe('shell');
+    expect(routeRequest({ url: 'https://host/sub/recordings/index.json', method: 'GET', mode: 'cors' }, 'https://host/sub/', manifest)).toBe('shell');
+  });
+
+  it('what you should see: the recording\'s first and last mean reward', () => {
+    const m = (step: number, reward: number | null) => ({ step, rewards: { reward } });
+    expect(expectedShape([m(4, 0.375), m(0, 0.2125), m(2, 0.5)])).toBe("the recording's mean reward went from 0.21 at step 0 to 0.38 at step 4");
+    expect(expectedShape([m(0, 0.5)])).toBe("the recording's mean reward was 0.50 at step 0");
+    expect(expectedShape([m(0, null), m(1, 0.5)])).toBeNull();
+    expect(expectedShape([])).toBeNull();
   });
 
   it('fetching an index that is not there, or failing, gives none', async () => {

@@ -1,0 +1,100 @@
+// A lesson's recorded run (public/recordings/): the lesson offers it, its reward curve is the
+// dashed expected shape on the reward chart, "Watch the recording" at "all at once" fills every
+// chart and the rollout inspector (token heatmap included) with its steps, labelled as a
+// recording with its seed, steps and adapter; "Train it yourself" puts the lesson's own settings
+// back in the builder and starts a live run with the recording still overlaid. No training: the
+// page closes as the live run's model loads.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
+import { openApp, setSettingOn, shootView, WIDE } from '../helpers/appPage';
+import { lessonById } from '../../src/share/lessons';
+import { parseRecordingIndex, recordingLabel } from '../../src/share/recordings';
+
+// The first recording shipped (the lead adds more by rerunning scripts/recordings.mjs).
+const ENTRY = parseRecordingIndex(readFileSync(join(repoRoot, 'public', 'recordings', 'index.json'), 'utf8'))[0];
+const LESSON = lessonById(ENTRY.lesson)!;
+const LENGTH = String((LESSON.shared.experiment.config as { max_completion_length: number }).max_completion_length);
+
+let opened: OpenedPage;
+let page: Page;
+
+beforeAll(async () => {
+  ({ opened, page } = await openApp('/'));
+  await page.setViewportSize(WIDE);
+});
+afterAll(async () => {
+  await opened?.close();
+});
+
+describe('a lesson recording', () => {
+  it('the lesson offers its recording, labelled, with its curve as the expected shape', async () => {
+    await page.getByTestId('lessons').locator('summary').click();
+    await page.getByTestId(`lesson-${LESSON.id}`).click();
+    const about = page.getByTestId('recording-about');
+    await about.waitFor({ timeout: 30_000 });
+    const text = await about.textContent();
+    expect(text).toContain(`seed ${ENTRY.seed}, ${ENTRY.steps} step`);
+    expect(text).toContain(ENTRY.adapter);
+    expect(await page.getByTestId('recording-shape').textContent()).toMatch(/What you should see: the recording's mean reward went from -?\d\.\d\d at step 0 to -?\d\.\d\d at step \d+/);
+    // Before any run: the reward chart already holds the recording's dashed curve.
+    await page.getByTestId('chart-reward').locator('.u-legend').getByText(recordingLabel(ENTRY.seed)).waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('chart-reward').getAttribute('data-points')).toBe(String(ENTRY.steps));
+    await expect(page.getByTestId('replay-watch').isEnabled()).resolves.toBe(true);
+  });
+
+  it('"Watch the recording" all at once fills every chart and the inspector, labelled as a recording', async () => {
+    await page.getByTestId('replay-speed').selectOption('all');
+    await page.getByTestId('replay-watch').click();
+    const label = page.getByTestId('recording-label');
+    await label.waitFor({ timeout: 30_000 });
+    expect(await label.textContent()).toContain(`seed ${ENTRY.seed}, ${ENTRY.steps} steps, recorded on ${ENTRY.adapter}`);
+    await expect(page.getByTestId('replay-progress').textContent()).resolves.toBe(`Recording: ${ENTRY.steps} of ${ENTRY.steps} steps shown`);
+    await expect(page.getByTestId('steps-done').textContent()).resolves.toContain(`${ENTRY.steps} steps`);
+    const tag = `Recording (seed ${ENTRY.seed}, ${ENTRY.steps} of ${ENTRY.steps} steps), not a live run`;
+    await expect(page.getByTestId('charts-label').textContent()).resolves.toBe(tag);
+    await expect(page.getByTestId('inspector-label').textContent()).resolves.toBe(tag);
+
+    // Every chart has a point per recorded step; the recording is not overlaid on itself.
+    const figures = page.locator('figure[data-testid^="chart-"]');
+    const points = await figures.evaluateAll((els) => els.map((e) => `${e.getAttribute('data-testid')}=${e.getAttribute('data-points')}`));
+    expect(points.length).toBeGreaterThan(4);
+    expect(points.filter((p) => !p.endsWith(`=${ENTRY.steps}`))).toEqual([]);
+    expect(await page.getByTestId('chart-reward').locator('.u-legend').getByText(recordingLabel(ENTRY.seed)).count()).toBe(0);
+    // The x axis spans the recording's steps.
+    expect(await page.getByTestId('chart-reward').getByTestId('chart-plot').getAttribute('data-x-end')).toBe(String(ENTRY.steps - 1));
+
+    // The inspector shows the last recorded step's groups, as text; the token heatmap colours them.
+    const inspector = page.getByTestId('inspector');
+    await inspector.getByText(`Step ${ENTRY.steps - 1}: `).first().waitFor({ timeout: 10_000 });
+    expect(await inspector.getByTestId('group').count()).toBeGreaterThan(0);
+    expect(await inspector.getByTestId('rollout').count()).toBeGreaterThan(0);
+    await page.getByTestId('heat-quantity').selectOption('advantage');
+    await inspector.getByTestId('heatmap').first().waitFor({ timeout: 10_000 });
+    expect(await inspector.getByTestId('token').count()).toBeGreaterThan(0);
+    await page.getByTestId('heat-quantity').selectOption('');
+
+    await page.getByTestId('lesson-guide').scrollIntoViewIfNeeded();
+    await shootView(page, 'lesson-replay');
+    await page.locator('#charts').evaluate((el) => el.scrollIntoView());
+    await shootView(page, 'lesson-replay-charts');
+    expect(opened.pageErrors).toEqual([]);
+  });
+
+  it('"Train it yourself" puts the lesson\'s settings back and starts a live run, the recording overlaid', async () => {
+    // An edit the lesson's own settings replace.
+    await setSettingOn(page, 'max_completion_length', String(Number(LENGTH) + 8));
+    await expect(page.getByTestId('setting-max_completion_length').locator('input').inputValue()).resolves.not.toBe(LENGTH);
+    await page.getByTestId('replay-train').click();
+    await page.getByTestId('recording-label').waitFor({ state: 'detached', timeout: 30_000 });
+    await expect(page.getByTestId('setting-max_completion_length').locator('input').inputValue()).resolves.toBe(LENGTH);
+    await expect(page.getByTestId('intro-title').textContent()).resolves.toBe(LESSON.title);
+    // The live run opens (the page closes before it trains).
+    await page.waitForFunction(() => document.querySelector('[data-testid=run-status]')?.textContent !== 'Ready.', null, { timeout: 30_000 });
+    expect(await page.getByTestId('charts-label').count()).toBe(0);
+    await page.getByTestId('chart-reward').locator('.u-legend').getByText(recordingLabel(ENTRY.seed)).waitFor({ timeout: 30_000 });
+    expect(opened.pageErrors).toEqual([]);
+  });
+});
