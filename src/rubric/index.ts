@@ -57,6 +57,7 @@ export {
   type GenerationMessages,
 } from './generate';
 export { mergeRubrics, sampleRubrics, type MergeResult, type SampleResult } from './generateMerge';
+export { judgeAgreement, rewardAuroc, pairwiseAccuracy, pairsFromMarks, type VerdictLabel, type PreferencePair, type CriterionAgreement, type RankingResult } from './labels';
 export {
   aggregateGroup,
   aggregateAll,
