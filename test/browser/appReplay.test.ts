@@ -5,6 +5,7 @@
 // back in the builder and starts a live run with the recording still overlaid. No training: the
 // page closes as the live run's model loads.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,8 @@ const LESSON = lessonById(ENTRY.lesson)!;
 /** A lesson on the path without a recording, if any. */
 const BARE = LESSON_PATH.find((id) => !INDEX.some((e) => e.lesson === id));
 const LENGTH = String((LESSON.shared.experiment.config as { max_completion_length: number }).max_completion_length);
+
+const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 
 let opened: OpenedPage;
 let page: Page;
@@ -79,6 +82,22 @@ describe('a lesson recording', () => {
     await inspector.getByTestId('heatmap').first().waitFor({ timeout: 10_000 });
     expect(await inspector.getByTestId('token').count()).toBeGreaterThan(0);
     await page.getByTestId('heat-quantity').selectOption('');
+
+    // Serious or critical axe-core findings in the replay's controls and labels (as in a11y.test.ts).
+    await page.addScriptTag({ path: AXE });
+    const findings = await page.evaluate(async () => {
+      type V = { id: string; impact: string | null; nodes: { target: string[] }[] };
+      const axe = (window as unknown as { axe: { run: (c: unknown, o: unknown) => Promise<{ violations: V[] }> } }).axe;
+      const { violations } = await axe.run({ include: [['[data-testid=recording]'], ['[data-testid=recording-label]'], ['[data-testid=charts-label]']] }, { resultTypes: ['violations'] });
+      return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+    });
+    expect(findings).toEqual([]);
+
+    // Timed: 4 steps/s plays it again to its last step.
+    await page.getByTestId('replay-speed').selectOption('4');
+    await page.getByTestId('replay-watch').click();
+    await page.getByTestId('replay-progress').filter({ hasText: `${ENTRY.steps} of ${ENTRY.steps} steps shown` }).waitFor({ timeout: 30_000 });
+    await expect(page.getByTestId('replay-watch').textContent()).resolves.toContain('Watch again');
 
     await page.getByTestId('lesson-guide').scrollIntoViewIfNeeded();
     await shootView(page, 'lesson-replay');
