@@ -1,6 +1,6 @@
 // Judge meta-evaluation (src/rubric/judgeMeta.ts) against hand-computed values.
 import { describe, expect, it } from 'vitest';
-import { averageRanks, cohenKappa, judgeLoad, labelAgreement, leniency, verbosityBias } from '../../../src/rubric/judgeMeta';
+import { averageRanks, cohenKappa, judgeLoad, labelAgreement, leniency, verbosityBias, type LengthScore } from '../../../src/rubric/judgeMeta';
 import type { CriterionResult } from '../../../src/rubric/judge';
 import { parseRubric } from '../../../src/rubric/schema';
 
@@ -58,7 +58,8 @@ describe('verbosity bias', () => {
   it('pass rate by equal-count length bins and Spearman\'s ρ of length vs score', () => {
     const lengths = [80, 10, 30, 20, 50, 40, 70, 60];
     const scores = [1, 0, 0, 0, 0, 1, 1, 1];
-    const v = verbosityBias(lengths.map((length, i) => ({ length, score: scores[i] })).concat([{ length: 5, score: null }]));
+    const items: LengthScore[] = lengths.map((length, i) => ({ length, score: scores[i] }));
+    const v = verbosityBias([...items, { length: 5, score: null }]);
     expect(v.bins).toEqual([
       { min: 10, max: 20, n: 2, pass_rate: 0, mean_score: 0 },
       { min: 30, max: 40, n: 2, pass_rate: 0.5, mean_score: 0.5 },
