@@ -160,8 +160,8 @@ describe('the judge prompt and the remote judge', () => {
 });
 
 describe('the options', () => {
-  const remote = { kind: 'remote', url: 'https://judge.example/v1', model: 'm' };
-  const experiment = (config: Record<string, unknown>, judge: unknown = remote) => ({ ...structuredClone(FIRST_VISIT.experiment), judge, config: { ...FIRST_VISIT.experiment.config, ...config } });
+  const remote = { kind: 'remote' as const, url: 'https://judge.example/v1', model: 'm' };
+  const experiment = (config: Record<string, unknown>, judge: typeof remote | { kind: 'self' | 'rules' } = remote) => ({ ...structuredClone(FIRST_VISIT.experiment), judge, config: { ...FIRST_VISIT.experiment.config, ...config } });
 
   it('are off by default; the probe needs evidence-required credit', () => {
     const c = parseGrpoConfig({});
