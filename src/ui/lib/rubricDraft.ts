@@ -31,6 +31,8 @@ export interface CriterionDraft {
   rule: RuleDraft;
   judge_question: string;
   choices: string[];
+  /** FORK's recall item (src/rubric/fork.ts); kept only when true. */
+  recall?: boolean;
 }
 
 export interface RubricDraft {
@@ -105,6 +107,7 @@ export function draftFromRubric(json: unknown): RubricDraft {
         rule: isKind(rule.kind) ? ({ ...SCHEMA_DEFAULTS[rule.kind], ...structuredClone(rule) } as RuleDraft) : defaultRule('contains'),
         judge_question: question ? (c.judge_question as string) : '',
         choices: Array.isArray(c.choices) ? c.choices.map(String) : [...DEFAULT_CHOICES],
+        ...(c.recall === true ? { recall: true } : {}),
       };
     }),
   };
@@ -112,7 +115,7 @@ export function draftFromRubric(json: unknown): RubricDraft {
 
 /** A criterion as rubric JSON (only the chosen mode's fields). */
 export function criterionJson(c: CriterionDraft): Record<string, unknown> {
-  const base = { id: c.id, text: c.text, weight: c.weight, tier: c.tier };
+  const base = { id: c.id, text: c.text, weight: c.weight, tier: c.tier, ...(c.recall ? { recall: true } : {}) };
   return c.mode === 'rule' ? { ...base, rule: { ...c.rule } } : { ...base, judge_question: c.judge_question, choices: [...c.choices] };
 }
 
