@@ -7,7 +7,7 @@ import { warmModelPipelines } from '../model/warmup';
 import { loraConfigFromTrl } from '../model/lora';
 import type { Transformer } from '../model/transformer';
 import { JudgeCache, rubricVersion, type Judge } from '../rubric';
-import { evidenceRequiredJudge } from '../rubric/evidenceCredit';
+import { evidenceJudges } from '../rubric/evidenceCredit';
 import { judgedRubric } from '../rubric/holistic';
 import type { OriginBoundKey } from '../rubric/judges/remote';
 import { parseExperiment } from './experiment';
@@ -106,8 +106,7 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       rubricVersion: await rubricVersion(rubric),
       heldOut: heldOutRubric ? { rubric: heldOutRubric, version: await rubricVersion(heldOutRubric) } : null,
       // Evidence-required credit wraps the trained rubric's judge; the held-out (gold) rubric is judged by the bare judge.
-      modelJudge: judge && config.judge_evidence_required ? evidenceRequiredJudge(judge, { probe: config.vacuous_credit_probe }) : judge,
-      ...(judge && config.judge_evidence_required ? { heldOutJudge: judge } : {}),
+      ...evidenceJudges(judge, config),
       judgeCache: options.judgeCache ?? new JudgeCache(),
       judgeBias,
       config,

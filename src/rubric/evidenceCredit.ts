@@ -100,6 +100,18 @@ export function evidenceRequiredJudge(judge: Judge, options: EvidenceCreditOptio
   };
 }
 
+/**
+ * The run's judges under the options: the trained rubric's judge wrapped when
+ * judge_evidence_required is on, the held-out (gold) rubric's the bare judge (a clean reference).
+ */
+export function evidenceJudges(
+  judge: Judge | undefined,
+  config: { judge_evidence_required: boolean; vacuous_credit_probe: boolean },
+): { modelJudge: Judge | undefined; heldOutJudge?: Judge } {
+  if (!judge || !config.judge_evidence_required) return { modelJudge: judge };
+  return { modelJudge: evidenceRequiredJudge(judge, { probe: config.vacuous_credit_probe }), heldOutJudge: judge };
+}
+
 /** Per criterion, one step's evidence-required credit. */
 export interface CriterionEvidence {
   /** Verdicts that needed evidence (credit on a positive criterion, before any was withheld). */

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseGrpoConfig } from '../../../src/rl/config';
 import { parseExperiment } from '../../../src/rl/experiment';
 import { answerSpans } from '../../../src/rubric/evidence';
-import { deleteSpans, evidenceJudgeIssue, evidenceMetrics, evidenceRequiredJudge, type EvidenceResult } from '../../../src/rubric/evidenceCredit';
+import { deleteSpans, evidenceJudges, evidenceJudgeIssue, evidenceMetrics, evidenceRequiredJudge, type EvidenceResult } from '../../../src/rubric/evidenceCredit';
 import { judgeRollouts, type CriterionResult, type Judge, type JudgeRequest } from '../../../src/rubric/judge';
 import { judgeMessages, QUOTE_INSTRUCTION } from '../../../src/rubric/judges/modelJudgePrompt';
 import { remoteJudge } from '../../../src/rubric/judges/remote';
@@ -156,6 +156,18 @@ describe('the judge prompt and the remote judge', () => {
     expect(a).toMatchObject({ score: 1, evidence: 'quoted' });
     expect(text.slice(a.status === 'ok' ? a.spans![0].start : 0, a.status === 'ok' ? a.spans![0].end : 0)).toBe("the sky's blue");
     expect(b).toMatchObject({ score: 0, evidence: 'withheld' });
+  });
+});
+
+describe('the run\'s judges', () => {
+  it('wrap the trained rubric\'s judge only when evidence is required; the held-out rubric keeps the bare judge', async () => {
+    const bare = textJudge(vacuous);
+    expect(evidenceJudges(bare, { judge_evidence_required: false, vacuous_credit_probe: false })).toEqual({ modelJudge: bare });
+    expect(evidenceJudges(undefined, { judge_evidence_required: true, vacuous_credit_probe: true })).toEqual({ modelJudge: undefined });
+    const on = evidenceJudges(bare, { judge_evidence_required: true, vacuous_credit_probe: true });
+    expect(on.heldOutJudge).toBe(bare);
+    const [r] = (await on.modelJudge!.judge([req('Clouds everywhere.')])) as EvidenceResult[];
+    expect(r).toMatchObject({ evidence: 'quoted', probe: 'survived' });
   });
 });
 
