@@ -9,6 +9,27 @@ import { ROLLOUT_AGGREGATION_NAMES } from '../rubric/aggregations';
 
 const probability = z.number().gt(0).lte(1);
 
+/** On-policy distillation settings (src/rl/distill/); teacher "off" leaves plain GRPO. */
+export const distillationSchema = z
+  .object({
+    /** off; self_rubric: the same weights with the rubric in the prompt teach the rubric-free student (RGSD / OPSD). */
+    teacher: z.enum(['off', 'self_rubric']).default('off'),
+    /** self_rubric's weights: frozen = the starting model (the KL reference's weights), live = the policy being trained. */
+    teacher_weights: z.enum(['frozen', 'live']).default('frozen'),
+    /** pure: distillation alone (no judge, no reward); mixed: GRPO's loss plus weight × the mean divergence. */
+    mode: z.enum(['pure', 'mixed']).default('mixed'),
+    /** Coefficient of the mean per-token divergence in the loss. */
+    weight: z.number().min(0).max(100).default(1),
+    /** GKDConfig.beta: 0 = KL(teacher‖student) (forward), 1 = KL(student‖teacher) (reverse), between = generalized JSD. */
+    beta: z.number().min(0).max(1).default(0.5),
+    /** GKDConfig.temperature: both logits are divided by it before the divergence. */
+    temperature: z.number().gt(0).max(10).default(0.9),
+    /** Divergence on the teacher's top K tokens only, both distributions renormalised there (null = the whole vocabulary). */
+    top_k: z.number().int().min(1).nullable().default(null),
+  })
+  .strict()
+  .default({ teacher: 'off', teacher_weights: 'frozen', mode: 'mixed', weight: 1, beta: 0.5, temperature: 0.9, top_k: null });
+
 export const grpoConfigSchema = z
   .object({
     // Generation
@@ -160,6 +181,10 @@ export const grpoConfigSchema = z
     /** Bounds of the CoRT weights (mean 1 over each completion). */
     cort_weight_min: z.number().min(0).max(1).default(0.5),
     cort_weight_max: z.number().min(1).max(100).default(2),
+    // On-policy distillation (issue 11; src/rl/distill/): a teacher's next-token distributions on
+    // the student's own samples. Inside the namespace, TRL GKDConfig's names and defaults (beta,
+    // temperature); GRPOConfig's beta above stays the KL coefficient.
+    distillation: distillationSchema,
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -205,6 +230,7 @@ export const grpoConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['vacuous_credit_probe'], message: 'needs judge_evidence_required: the probe deletes the words the judge quoted, and only then is a judge asked to quote' });
     }
     for (const issue of guidedRolloutIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of distillationIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     if (c.entropy_coef !== 0 && !Number.isFinite(c.entropy_coef)) {
       ctx.addIssue({ code: 'custom', path: ['entropy_coef'], message: 'must be finite' });
     }
@@ -335,6 +361,35 @@ function guidedRolloutIssues(c: {
     issues.push({ path: ['guidance_num_generations'], message: `must be at most num_generations (${c.num_generations}), got ${c.guidance_num_generations}` });
   }
   return issues;
+}
+
+/** Pure distillation trains on no reward: the options that only act through rewards or advantages are refused, with the reason. */
+function distillationIssues(c: {
+  distillation: { teacher: string; mode: string };
+  dynamic_sampling: boolean;
+  herl_fraction: number;
+  guidance_on_demand: boolean;
+  span_credit: number;
+  cripo_flip: boolean;
+  entropy_pivot_quantile: number;
+  cort_credit: boolean;
+}): { path: string[]; message: string }[] {
+  if (c.distillation.teacher === 'off' || c.distillation.mode !== 'pure') return [];
+  const byReward: [string, boolean][] = [
+    ['dynamic_sampling', c.dynamic_sampling],
+    ['herl_fraction', c.herl_fraction > 0],
+    ['guidance_on_demand', c.guidance_on_demand],
+    ['span_credit', c.span_credit > 0],
+    ['cripo_flip', c.cripo_flip],
+    ['entropy_pivot_quantile', c.entropy_pivot_quantile > 0],
+    ['cort_credit', c.cort_credit],
+  ];
+  return byReward
+    .filter(([, on]) => on)
+    .map(([key]) => ({
+      path: [key],
+      message: `has no effect with distillation mode "pure": pure distillation judges nothing and trains on no reward or advantage. Turn ${key} off, or use distillation mode "mixed"`,
+    }));
 }
 
 export type GrpoConfig = z.output<typeof grpoConfigSchema>;

@@ -15,6 +15,7 @@ import type { GrpoContext } from './grpoStep';
 import { buildJudge, type JudgeSources } from './judgeFactory';
 import type { GrpoConfig } from './config';
 import { referenceDrifted } from './refSync';
+import { needsFrozenTeacher } from './distill/teacher';
 
 export interface ContextOptions {
   /** Overrides the experiment's judge choice (tests inject judges here). */
@@ -74,9 +75,10 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       sample: { batch: config.generation_batch_size, promptLen: 16 },
     });
     // The KL reference is the starting model, also when resuming from a checkpoint, unless
-    // sync_ref_model has mixed the policy into it: then the checkpoint carries it.
+    // sync_ref_model has mixed the policy into it: then the checkpoint carries it. The frozen
+    // self_rubric distillation teacher is the same starting weights (src/rl/distill/teacher.ts).
     let reference: Transformer | null = null;
-    if (config.beta > 0) {
+    if (config.beta > 0 || needsFrozenTeacher(config)) {
       if (lora) reference = loaded.model.withoutAdapters();
       else {
         reference = (await loadModel(rt, referenceFiles(config, files, options.resume))).model;

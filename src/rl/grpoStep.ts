@@ -30,6 +30,7 @@ import { tokenCredit } from './credit';
 import { rubricConditionedPrompt } from './credit/cort';
 import { cortContrasts } from './credit/cortPass';
 import { buildRolloutBatch } from './rolloutBatch';
+import { distillationOnly, distillMetrics, distillTeacher, type DistillMetrics } from './distill';
 import { runUpdate, type UpdateResult } from './update';
 import { optimizerStepMetrics, updateScalarMetrics, type OptimizerStepMetrics, type UpdateScalarMetrics } from './generationSlices';
 import type { ProgressHook } from './progress';
@@ -84,6 +85,8 @@ export interface RolloutRecord {
   token_entropy_pivot?: number[];
   /** CoRT's per-token contrast: log-prob under the rubric-conditioned prompt minus under the plain one (cort_credit on). */
   token_cort_contrast?: number[];
+  /** On-policy distillation: the teacher–student divergence at each token (first update pass; null where the token was not distilled). */
+  token_divergence?: (number | null)[];
   /** CriPO diagnostics: criteria this rollout meets with a negative advantage (Suppressed), and its group's criteria no rollout meets (Unexplored). */
   suppressed_criteria?: string[];
   unexplored_criteria?: string[];
@@ -120,8 +123,10 @@ export interface StepMetrics extends UpdateScalarMetrics {
   step_seconds: number;
   /** Queue submissions of the update iterations (goal: one per iteration). */
   update_submits: number;
-  /** Rollouts without a reward and failed criterion verdicts, with the first reason (absent in steps saved before it existed). */
+  /** Rollouts without a reward and failed criterion verdicts, with the first reason (absent in steps saved before it existed, and in pure distillation, which judges nothing). */
   judge_failures?: JudgeFailureMetrics;
+  /** On-policy distillation (src/rl/distill/): the first update pass's divergence, agreement and retained tokens (absent when off). */
+  distillation?: DistillMetrics;
   /** Evidence-required credit: per criterion, passes quoted, withheld and flagged by the vacuous-credit probe (judge_evidence_required on). */
   evidence?: EvidenceMetrics;
 }
@@ -166,12 +171,14 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   await hooks.onStage?.('sampled', rollouts);
   checkAbort(hooks.signal);
 
-  // 2. Judge every criterion of every rollout, then aggregate one reward per rollout.
+  // 2. Judge every criterion of every rollout, then aggregate one reward per rollout. Pure
+  // distillation judges nothing: no reward, so every advantage is 0 and only the teacher trains.
+  const pure = distillationOnly(cfg);
   const tJudge = performance.now();
   // Dynamic sampling judged its groups already, to find the ones without reward variance.
   // The bias sandbox (judge_bias) lays its declared bias over the trained rubric's verdicts here,
   // and only here: the held-out (gold) rubric below is judged clean.
-  const results = applyBias(
+  const results = pure ? rollouts.map((): CriterionResult[] => []) : applyBias(
     ctx.rubric,
     sampled.results ?? (await judgeRollouts(ctx.rubric, ctx.rubricVersion, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal, onProgress: progress && ((done, total) => progress({ stage: 'judging', done, total })) })),
     rollouts.map((r) => r.completion),
@@ -189,7 +196,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const judgeSeconds = (performance.now() - tJudge) / 1000;
   const scores: Scores[] = results.map((r) => scoresOf(rubric, r));
   const keep: (readonly boolean[])[] = [];
-  for (let g = 0; g < prompts.length; g++) {
+  for (let g = 0; g < prompts.length && !pure; g++) {
     // history: correlation_weights estimates its correlations from the whole batch's verdicts.
     const group = aggregateGroup(rubric, scores.slice(g * G, (g + 1) * G), cfg.reward_aggregation, { seed: cfg.seed, step, group: g }, scores);
     group.rewards.forEach((reward, i) => (rollouts[g * G + i].reward = reward));
@@ -293,9 +300,15 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const trainAdvantages = extra.rollouts.length ? rt.upload(Float32Array.from([...advantages, ...extra.advantages]), 'grpo.advantages_with_guided') : adv.advantages;
   const scales = rowScales(cfg.loss_type, batch.mask, T, [...rollouts.map(() => 'main' as const), ...extra.terms], extra.auxCoef);
   const tokenWeights = withImportanceWeights(withRowScales(credit.source, rollouts.length, scales, batch), [...sampled.importance, ...extra.importance], batch);
+  // On-policy distillation (src/rl/distill/): a teacher scores the trained rows' own completions.
+  const teacher = distillTeacher(
+    { model, reference: ctx.reference, formatPrompt: ctx.formatPrompt, criteria: rubric.criteria, padTokenId: tokenizer.padTokenId, config: cfg },
+    trained.map((r) => r.prompt),
+    [...sampled.completions, ...extra.completions],
+  );
   let update: UpdateResult;
   try {
-    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: trainAdvantages, step, learningRate, tokenCredit: tokenWeights, onProgress: progress && ((done, total) => progress({ stage: 'updating', done, total })) });
+    update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: trainAdvantages, step, learningRate, tokenCredit: tokenWeights, teacher, onProgress: progress && ((done, total) => progress({ stage: 'updating', done, total })) });
   } finally {
     rt.release(adv.advantages);
     if (trainAdvantages !== adv.advantages) rt.release(trainAdvantages);
@@ -315,6 +328,8 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     if (views?.span) r.token_span_credit = views.span;
     if (views?.pivot) r.token_entropy_pivot = views.pivot;
     if (views?.cortContrast) r.token_cort_contrast = views.cortContrast;
+    const d = update.distillation;
+    if (d) r.token_divergence = Array.from({ length: n }, (_, j) => (d.weights[at(j)] > 0 ? d.divergence[at(j)] : null));
   });
   await hooks.onStage?.('updated', trained);
 
@@ -336,7 +351,8 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     judge_seconds: judgeSeconds,
     step_seconds: (performance.now() - t0) / 1000,
     update_submits: rt.counters.submits - submitsBefore,
-    judge_failures: judgeFailureMetrics(rollouts, cfg.max_unscorable_fraction),
+    judge_failures: pure ? undefined : judgeFailureMetrics(rollouts, cfg.max_unscorable_fraction),
+    distillation: update.distillation ? distillMetrics({ ...update.distillation, mask: batch.mask, weight: cfg.distillation.weight }) : undefined,
     ...(cfg.judge_evidence_required ? { evidence: evidenceMetrics(rubric, results) } : {}),
   };
   return { metrics, rollouts: trained };

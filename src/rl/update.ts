@@ -15,7 +15,7 @@
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
 import { recordOptimizerStep } from '../ops/adamw';
-import { recordScale } from '../ops/elementwise';
+import { recordAccumulate, recordScale } from '../ops/elementwise';
 import { readStepState } from '../ops/gradNorm';
 import { recordLogprobsBackward, recordLogprobsForward } from '../ops/logprobs';
 import { POLICY_LOSS_SCALARS, recordPolicyLoss } from '../ops/policyLoss';
@@ -24,6 +24,9 @@ import type { TokenBatch, Transformer } from '../model/transformer';
 import type { GrpoConfig } from './config';
 import { entropyBonusGradient, entropyBonusMean, topEntropyMask } from './entropyBonus';
 import { adamStep, generationPlan } from './generationSlices';
+import { distillGradCoefficient, distillTokenWeights } from './distill/align';
+import { recordDistillTerm, type DistillRead } from './distill/pass';
+import type { DistillTeacher } from './distill/teacher';
 import type { RolloutBatch } from './rolloutBatch';
 
 export type LossScalars = Record<(typeof POLICY_LOSS_SCALARS)[number], number>;
@@ -40,6 +43,8 @@ export interface UpdateInput {
   learningRate: number;
   /** Per-token loss weights from the token-credit stage (src/rl/credit); absent = 1 on every token. */
   tokenCredit?: TokenWeightSource | null;
+  /** On-policy distillation's teacher (src/rl/distill/): its divergence's gradient joins the policy loss's at the logits; absent = off. */
+  teacher?: DistillTeacher | null;
   /** Micro-batch passes done (one submission each), of num_iterations × micro-batches. */
   onProgress?: (done: number, total: number) => void;
 }
@@ -82,6 +87,8 @@ export interface UpdateResult {
   entropyMask: Float32Array | null;
   /** [N * T] the token-credit weights (before the entropy mask), or null without tokenCredit. */
   creditWeights: Float32Array | null;
+  /** [N * T] the first pass's distillation data (divergences, argmax ids) and which tokens were distilled; null without a teacher. */
+  distillation: (DistillRead & { weights: Float32Array }) | null;
   microBatches: number;
 }
 
@@ -189,6 +196,10 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
   const credit = input.tokenCredit ?? null;
   const creditWeights = credit ? new Float32Array(N * T) : null;
   const steps: OptimizerStepRecord[] = [];
+  const teacher = input.teacher ?? null;
+  const distillation = teacher
+    ? { divergence: new Float32Array(N * T), studentTop: new Uint32Array(N * T), teacherTop: new Uint32Array(N * T), weights: new Float32Array(N * T) }
+    : null;
   let skipped = false;
   try {
     for (let start = 0; start < N; start += size) {
@@ -305,6 +316,34 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         // TRL's entropy bonus: already divided by the micro-batches, so never rescaled (entropyBonus.ts).
         const gradEntropy = mb.bonusGrad;
         const dLogits = recordLogprobsBackward(rt, rec, lp, gradLogprobs, gradEntropy);
+        // On-policy distillation (src/rl/distill/): the teacher's divergence gradient is added to the
+        // policy loss's at the logits, so one backward pass carries both. Normalised by the optimizer
+        // step's completion tokens (TRL's batchmean), like dapo, so micro-batches need no rescale.
+        if (teacher) {
+          const weights = distillTokenWeights(mb.mask, m);
+          const d = recordDistillTerm(rt, rec, teacher, {
+            start: mb.start,
+            n: mb.n,
+            studentLogits: state.logits,
+            student: { seqLen: T, completionStart: batch.completionStart },
+            weights,
+            coefficient: distillGradCoefficient(teacher.options.weight, activeTokensOf(slice)),
+            readBack: it === 0,
+          });
+          recordAccumulate(rt, rec, dLogits, d.grad, rows * V);
+          rec.releaseAfterSubmit(...d.buffers);
+          if (d.read) {
+            const at = mb.start * T;
+            reads.push(
+              d.read.then((r) => {
+                distillation!.divergence.set(r.divergence, at);
+                distillation!.studentTop.set(r.studentTop, at);
+                distillation!.teacherTop.set(r.teacherTop, at);
+                distillation!.weights.set(weights, at);
+              }),
+            );
+          }
+        }
         model.backward(rec, state, dLogits);
         let stepState: Promise<{ gradNorm: number; finite: boolean }> | null = null;
         if (k === K - 1) {
@@ -352,5 +391,5 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
   const last = steps.filter((s) => s.iteration === steps[steps.length - 1].iteration);
   const scalars = combineSlices(last.map((s) => s.scalars));
   const gradNorm = last.reduce((t, s) => t + s.gradNorm, 0) / last.length;
-  return { scalars, gradNorm, skipped, steps, entropy, firstLogprobs, lastLogprobs, entropyMask, creditWeights, microBatches: micro.length };
+  return { scalars, gradNorm, skipped, steps, entropy, firstLogprobs, lastLogprobs, entropyMask, creditWeights, distillation, microBatches: micro.length };
 }

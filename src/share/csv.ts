@@ -9,6 +9,7 @@
 // numbers are written NaN, Infinity, -Infinity (pandas reads all of these).
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { ExploreMetrics } from '../rl/explore';
+import type { DistillMetrics } from '../rl/distill';
 import type { CompletionMetrics, RewardMetrics } from '../rl/metrics';
 
 export type CsvValue = string | number | boolean | null | undefined;
@@ -38,7 +39,7 @@ export function neutraliseFormula(text: string): string {
 
 // The scalar fields, listed as typed records so a new metric field is a compile error here until
 // it has a column.
-const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence'>]: true } = {
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'distillation'>]: true } = {
   frac_reward_zero_std: true,
   loss: true,
   policy_loss: true,
@@ -149,8 +150,14 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
       columns.push({ name: `evidence/withheld/${id}`, get: (m) => m.evidence?.by_criterion[id]?.withheld ?? null }, { name: `evidence/vacuous/${id}`, get: (m) => m.evidence?.by_criterion[id]?.vacuous ?? null });
     }
   }
+  // On-policy distillation (src/rl/distill/): the first update pass's divergence and agreement.
+  if (metrics.some((m) => m.distillation)) {
+    columns.push(...DISTILL_FIELDS.map((k) => ({ name: `distill/${k}`, get: (m: StepMetrics) => m.distillation?.[k] ?? null })));
+  }
   return columns;
 }
+
+const DISTILL_FIELDS = ['loss', 'divergence', 'top1_agreement', 'retained_tokens', 'completion_tokens'] as const satisfies readonly (keyof DistillMetrics)[];
 
 /** The column names metricsToCsv writes for these steps, in order. */
 export function metricColumns(metrics: readonly StepMetrics[]): string[] {

@@ -159,6 +159,16 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       over_threshold: z.boolean(),
     })
     .optional(),
+  // On-policy distillation (src/rl/distill/align.ts DistillMetrics); absent when off.
+  distillation: z
+    .strictObject({
+      divergence: num.nullable(),
+      top1_agreement: num.nullable(),
+      retained_tokens: count,
+      completion_tokens: count,
+      loss: num,
+    })
+    .optional(),
   // Evidence-required credit (src/rubric/evidenceCredit.ts): per criterion, passes quoted, withheld, probed and flagged.
   evidence: z
     .strictObject({
@@ -206,6 +216,7 @@ const rolloutSchema: z.ZodType<RolloutRecord> = z.strictObject({
   token_span_credit: z.array(num).optional(),
   token_entropy_pivot: z.array(num).optional(),
   token_cort_contrast: z.array(num).optional(),
+  token_divergence: z.array(num.nullable()).optional(),
   suppressed_criteria: z.array(z.string().max(64)).max(MAX_CRITERIA).optional(),
   unexplored_criteria: z.array(z.string().max(64)).max(MAX_CRITERIA).optional(),
   truncated: z.boolean(),

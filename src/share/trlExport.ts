@@ -337,6 +337,7 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
   if (c.credit_schedule !== 'constant' && (c.span_credit > 0 || c.entropy_pivot_quantile > 0 || c.cort_credit)) {
     lines.push(unsupported(`credit_schedule "${c.credit_schedule}": schedules the token credit above, which TRL cannot express; not applied`));
   }
+  lines.push(...distillationLines(c, unsupported));
   lines.push(
     note('Optimizer'),
     option('learning_rate', c.learning_rate),
@@ -386,6 +387,27 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
     option('report_to', 'none'),
   );
   return lines;
+}
+
+/**
+ * On-policy distillation (src/rl/distill/): GRPOTrainer has no distillation term. TRL's GKDTrainer
+ * is its on-policy distillation (lmbda 1 = student samples only), but its teacher is a separate
+ * model fed the student's own input ids: it has no privileged-context self-teacher. The lines say
+ * so and give the GKDConfig settings that match, for a run that distils a separate teacher.
+ */
+function distillationLines(c: GrpoConfig, unsupported: (text: string) => Line): Line[] {
+  const d = c.distillation;
+  if (d.teacher === 'off') return [];
+  const what = `distillation teacher "${d.teacher}" (${d.teacher_weights} weights, the rubric's criteria in its prompt), mode "${d.mode}", weight ${d.weight}`;
+  const gkd = `GKDConfig(lmbda=1.0, beta=${d.beta}, temperature=${d.temperature}, max_new_tokens=${c.max_completion_length})`;
+  return [
+    unsupported(
+      `${what}: GRPOTrainer has no distillation term${d.mode === 'pure' ? ' (this run trained on no reward at all: the GRPO script below trains on the rubric instead)' : ''}; not applied`,
+    ),
+    note(
+      `TRL's on-policy distillation is GKDTrainer with ${gkd}${d.top_k === null ? '' : ` (it has no top_k: the page used the teacher's top ${d.top_k})`}, but its teacher_model sees the student's own prompt: the self_rubric teacher's privileged prompt (the prompt plus the rubric's criteria) needs a custom compute_loss`,
+    ),
+  ];
 }
 
 function render(lines: Line[], indent: string): string {

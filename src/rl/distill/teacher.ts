@@ -1,0 +1,74 @@
+// Distillation teachers (issue 11): what gives the teacher's next-token distributions on the
+// student's own samples. A teacher runs inference passes only (prefill with every position's
+// logits: no activations kept, no gradients, no optimizer state) on its own prompt followed by the
+// very completion tokens the student sampled; pass.ts aligns its completion positions with the
+// student's and takes the divergence. The one kind so far:
+// - self_rubric (RGSD, seed 000 #52; OPSD, seed 002 A074/A093): the same weights with the rubric's
+//   criteria in the prompt teach the rubric-free student, judge-free. Frozen = the starting model
+//   (the KL reference's weights), live = the policy being trained (a stop-gradient teacher).
+import type { TokenBatch, Transformer } from '../../model/transformer';
+import type { Criterion } from '../../rubric';
+import type { GrpoConfig } from '../config';
+import { rubricConditionedPrompt } from '../credit/cort';
+import { buildRolloutBatch, type RolloutBatch } from '../rolloutBatch';
+
+export type DistillationConfig = GrpoConfig['distillation'];
+
+export interface DistillTeacher {
+  /** The config's teacher and weights, for messages and metrics. */
+  kind: Exclude<DistillationConfig['teacher'], 'off'>;
+  weights: DistillationConfig['teacher_weights'];
+  /** Inference passes only. */
+  model: Transformer;
+  /** The teacher's batch: row b is its prompt followed by row b's completion of the student's batch. */
+  batch: RolloutBatch;
+  options: DistillationConfig;
+}
+
+/** The self-teacher's privileged prompt: the prompt, then the rubric's criteria (CoRT's rubric-conditioned prompt). */
+export function privilegedPrompt(prompt: string, criteria: readonly Pick<Criterion, 'text' | 'weight'>[]): string {
+  return rubricConditionedPrompt(prompt, criteria);
+}
+
+export interface TeacherSource {
+  /** The policy being trained (the live teacher). */
+  model: Transformer;
+  /** The frozen starting model (the KL reference), loaded when the frozen teacher or beta > 0 needs it. */
+  reference: Transformer | null;
+  formatPrompt: (text: string) => number[];
+  criteria: readonly Pick<Criterion, 'text' | 'weight'>[];
+  padTokenId: number;
+  config: GrpoConfig;
+}
+
+/** Whether the run's teacher needs the frozen starting model loaded next to the policy. */
+export function needsFrozenTeacher(config: Pick<GrpoConfig, 'distillation'>): boolean {
+  return config.distillation.teacher === 'self_rubric' && config.distillation.teacher_weights === 'frozen';
+}
+
+/**
+ * The step's teacher for the trained rows (their prompt texts and sampled completions), or null
+ * when distillation is off. Refuses a teacher sequence longer than the model's context.
+ */
+export function distillTeacher(src: TeacherSource, prompts: readonly string[], completions: readonly (readonly number[])[]): DistillTeacher | null {
+  const options = src.config.distillation;
+  if (options.teacher === 'off') return null;
+  const model = options.teacher_weights === 'live' ? src.model : src.reference;
+  if (!model) throw new Error('the frozen self_rubric teacher needs the starting model, which was not loaded: start the run again');
+  if (src.criteria.length === 0) throw new RangeError('the self_rubric teacher needs a rubric with at least one criterion: it is the privileged context the teacher sees');
+  const ids = prompts.map((p) => src.formatPrompt(privilegedPrompt(p, src.criteria)));
+  const batch = buildRolloutBatch(ids, completions, completions.map(() => false), { padTokenId: src.padTokenId, maskTruncatedCompletions: false });
+  const context = model.config.maxPositions;
+  if (batch.tokens.seqLen > context) {
+    throw new RangeError(
+      `distillation: the self_rubric teacher's prompt (the prompt plus the rubric's criteria) and its completion are ${batch.tokens.seqLen} tokens, above the model's context of ${context}: shorten the criteria, the prompts or max_completion_length`,
+    );
+  }
+  return { kind: options.teacher, weights: options.teacher_weights, model, batch, options };
+}
+
+/** Sequences [start, start + n) of the teacher's batch. */
+export function teacherTokens(teacher: DistillTeacher, start: number, n: number): TokenBatch {
+  const { ids, pads, seqLen: T } = teacher.batch.tokens;
+  return { batch: n, seqLen: T, ids: ids.slice(start * T, (start + n) * T), pads: Array.from(pads).slice(start, start + n) };
+}

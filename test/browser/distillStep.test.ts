@@ -1,0 +1,78 @@
+// On-policy distillation steps on the GPU (src/rl/distill/): the self_rubric teacher (the same
+// weights with the rubric in the prompt) on the student's own samples, alone (no judge) and mixed
+// with GRPO, in the update's single submission.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
+
+let harness: Harness;
+beforeAll(async () => {
+  harness = await openHarness();
+});
+afterAll(async () => {
+  await harness?.close();
+});
+
+const CASES = '/test/harness/cases/distillStep.ts';
+const BASE = { num_generations: 2, generation_batch_size: 4, max_completion_length: 6, learning_rate: 3e-2, temperature: 1 };
+
+interface Rollout {
+  reward: number | null;
+  advantage: number;
+  results: unknown[];
+  completion_ids: number[];
+  token_divergence?: (number | null)[];
+}
+
+describe('on-policy distillation with the self_rubric teacher', () => {
+  it('pure: judges nothing, trains on the divergence alone and lowers it on the first step\'s samples', async () => {
+    const options = { ...BASE, distillation: { teacher: 'self_rubric', teacher_weights: 'frozen', mode: 'pure', beta: 0.5 } };
+    const r = await harness.runModule(CASES, 'steps', { options, steps: 3 });
+    for (const step of r.steps) {
+      const m = step.metrics;
+      expect(m.skipped).toBe(false);
+      expect(m.update_submits).toBe(1);
+      expect(m.judge_failures).toBeUndefined();
+      const d = m.distillation;
+      expect(d.divergence).toBeGreaterThan(0);
+      expect(Number.isFinite(d.divergence)).toBe(true);
+      expect(d.top1_agreement).toBeGreaterThanOrEqual(0);
+      expect(d.top1_agreement).toBeLessThanOrEqual(1);
+      const tokens = step.rollouts.reduce((s: number, x: Rollout) => s + x.completion_ids.length, 0);
+      expect(d.completion_tokens).toBe(tokens);
+      expect(d.retained_tokens).toBe(tokens);
+      // Every advantage is 0 (no reward), so a non-zero gradient is the teacher's.
+      expect(Number.isFinite(m.grad_norm) && m.grad_norm > 0).toBe(true);
+      for (const x of step.rollouts as Rollout[]) {
+        expect(x.reward).toBeNull();
+        expect(x.results).toEqual([]);
+        expect(x.advantage).toBe(0);
+        expect(x.token_divergence).toHaveLength(x.completion_ids.length);
+        for (const v of x.token_divergence!) expect(v).toBeGreaterThanOrEqual(0);
+      }
+    }
+    // The first step's completions, scored again after the three updates, are closer to the teacher.
+    expect(r.after).toBeLessThan(r.before);
+  });
+
+  it('mixed with GRPO (live teacher, reverse KL on the teacher\'s top 5): rewards and divergence side by side', async () => {
+    const options = { ...BASE, distillation: { teacher: 'self_rubric', teacher_weights: 'live', mode: 'mixed', weight: 0.5, beta: 1, top_k: 5 } };
+    const r = await harness.runModule(CASES, 'steps', { options, steps: 1 });
+    const m = r.steps[0].metrics;
+    expect(m.skipped).toBe(false);
+    expect(m.update_submits).toBe(1);
+    expect(m.rewards.reward).not.toBeNull();
+    expect(m.judge_failures.unscorable_rollouts).toBe(0);
+    expect(m.distillation.divergence).toBeGreaterThan(0);
+    expect(Number.isFinite(m.loss) && Number.isFinite(m.grad_norm) && m.grad_norm > 0).toBe(true);
+    for (const x of r.steps[0].rollouts as Rollout[]) expect(x.reward).not.toBeNull();
+  });
+
+  it('aligns the teacher\'s completion rows with the student\'s: the student as its own teacher, padded differently, diverges by ~0', async () => {
+    const r = await harness.runModule(CASES, 'selfAlignment', {});
+    expect(r.layouts[1]).toBeGreaterThan(r.layouts[0]);
+    expect(r.metrics.retained_tokens).toBe(5);
+    expect(r.metrics.top1_agreement).toBe(1);
+    expect(r.metrics.divergence).toBeLessThan(1e-5);
+    expect(r.maxGrad).toBeLessThan(1e-4);
+  });
+});

@@ -1,0 +1,133 @@
+// Page side of test/browser/distillStep.test.ts: on-policy distillation steps (src/rl/distill/)
+// on a fresh tiny byte-level GPT-2, the self_rubric teacher (the same weights with the rubric in
+// the prompt), and the divergence of a fixed set of completions measured before and after.
+import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { configFromHf } from '../../../src/model/config';
+import { initialWeights } from '../../../src/model/init';
+import { ParameterStore } from '../../../src/model/parameters';
+import { ByteTokenizer } from '../../../src/model/tokenizer';
+import { Transformer } from '../../../src/model/transformer';
+import { parseRubric, rubricVersion } from '../../../src/rubric';
+import { parseGrpoConfig, type GrpoConfigInput } from '../../../src/rl/config';
+import { distillMetrics, distillTeacher, distillTokenWeights, needsFrozenTeacher, recordDistillTerm } from '../../../src/rl/distill';
+import { grpoStep, type GrpoContext } from '../../../src/rl/grpoStep';
+import { buildRolloutBatch } from '../../../src/rl/rolloutBatch';
+
+const tok = new ByteTokenizer();
+
+const RUBRIC = {
+  name: 'vowels',
+  criteria: [
+    { id: 'has_a', text: 'Has a', weight: 2, tier: 'important', rule: { kind: 'contains', terms: ['a'], case_sensitive: true } },
+    { id: 'terse', text: 'Terse', weight: -1, tier: 'important', rule: { kind: 'length', unit: 'characters', min: 7 } },
+  ],
+};
+
+async function context(rt: GpuRuntime, options: GrpoConfigInput): Promise<GrpoContext> {
+  const config = configFromHf({ model_type: 'gpt2', vocab_size: tok.vocabSize, n_embd: 32, n_layer: 2, n_head: 4, n_inner: 64, n_positions: 128 });
+  // A larger init than the GRPO cases' so the teacher's privileged prompt changes its next-token
+  // distributions by more than rounding noise.
+  const weights = initialWeights(config, 11, 0.4);
+  const model = new Transformer(rt, config, ParameterStore.create(rt, config, weights));
+  const grpo = parseGrpoConfig(options);
+  const reference = grpo.beta > 0 || needsFrozenTeacher(grpo) ? new Transformer(rt, config, ParameterStore.create(rt, config, weights)) : null;
+  const rubric = parseRubric(RUBRIC);
+  return {
+    rt,
+    model,
+    reference,
+    tokenizer: tok,
+    formatPrompt: (text) => [tok.bosTokenId, ...tok.encode(`Q: ${text}\nA: `)],
+    rubric,
+    rubricVersion: await rubricVersion(rubric),
+    config: grpo,
+  };
+}
+
+/** The mean per-token divergence of the given completions under the current policy (no update). */
+async function divergenceOf(ctx: GrpoContext, prompts: string[], completions: number[][]): Promise<number | null> {
+  const { rt, model, tokenizer } = ctx;
+  const batch = buildRolloutBatch(prompts.map(ctx.formatPrompt), completions, completions.map(() => false), { padTokenId: tokenizer.padTokenId, maskTruncatedCompletions: false });
+  const teacher = distillTeacher({ model, reference: ctx.reference, formatPrompt: ctx.formatPrompt, criteria: ctx.rubric.criteria, padTokenId: tokenizer.padTokenId, config: ctx.config }, prompts, completions)!;
+  const rec = rt.recorder('distill.eval');
+  const logits = model.prefill(rec, batch.tokens, { logits: 'all' });
+  const weights = distillTokenWeights(batch.mask, null);
+  const d = recordDistillTerm(rt, rec, teacher, {
+    start: 0,
+    n: completions.length,
+    studentLogits: logits,
+    student: { seqLen: batch.tokens.seqLen, completionStart: batch.completionStart },
+    weights,
+    coefficient: 0,
+    readBack: true,
+  });
+  rec.releaseAfterSubmit(logits, ...d.buffers);
+  await rec.submit();
+  const read = await d.read!;
+  return distillMetrics({ ...read, weights, mask: batch.mask, weight: 1 }).divergence;
+}
+
+export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; steps: number }) {
+  const ctx = await context(rt, input.options);
+  const prompts = Array.from({ length: ctx.config.generation_batch_size / ctx.config.num_generations }, (_, i) => `Word ${i}?`);
+  const out = [];
+  let evalSet: { prompts: string[]; completions: number[][] } | null = null;
+  for (let s = 0; s < input.steps; s++) {
+    const r = await grpoStep(ctx, s, prompts);
+    evalSet ??= { prompts: r.rollouts.map((x) => x.prompt), completions: r.rollouts.map((x) => x.completion_ids) };
+    out.push({
+      metrics: r.metrics,
+      rollouts: r.rollouts.map((x) => ({ reward: x.reward, advantage: x.advantage, results: x.results, completion_ids: x.completion_ids, token_divergence: x.token_divergence })),
+    });
+  }
+  // The fixed set's divergence under the starting weights is the first step's own first-pass
+  // measurement (before any update); after the steps, measured with the same kernel.
+  const before = out[0].metrics.distillation?.divergence ?? null;
+  const after = evalSet && evalSet.completions.some((c) => c.length > 0) ? await divergenceOf(ctx, evalSet.prompts, evalSet.completions) : null;
+  ctx.model.params.destroy();
+  ctx.reference?.params.destroy();
+  return { steps: out, before, after };
+}
+
+/**
+ * The alignment on the GPU: a teacher that is the student itself with its prompts padded further
+ * to the left (a third, longer prompt widens the teacher's batch) must give divergence ~0 and full
+ * top-1 agreement at every completion token, wherever the rows land.
+ */
+export async function selfAlignment(rt: GpuRuntime) {
+  const ctx = await context(rt, { ...BASE_LIKE, distillation: { teacher: 'self_rubric', teacher_weights: 'live' } });
+  const { model, tokenizer } = ctx;
+  const prompts = ['Hi?', 'Word 1?'].map(ctx.formatPrompt);
+  const completions = [[97, 98, 99], [100, 101]];
+  const pad = { padTokenId: tokenizer.padTokenId, maskTruncatedCompletions: false };
+  const batch = buildRolloutBatch(prompts, completions, [false, false], pad);
+  // The same two rows in a batch whose longest prompt is longer: more left padding, later completions.
+  const wide = buildRolloutBatch([...prompts, ctx.formatPrompt('A much longer prompt than the others?')], [...completions, [102]], [false, false, false], pad);
+  const teacher = { kind: 'self_rubric' as const, weights: 'live' as const, model, batch: wide, options: ctx.config.distillation };
+  const rec = rt.recorder('distill.align');
+  const logits = model.prefill(rec, batch.tokens, { logits: 'all' });
+  const weights = distillTokenWeights(batch.mask, null);
+  const d = recordDistillTerm(rt, rec, teacher, {
+    start: 0,
+    n: 2,
+    studentLogits: logits,
+    student: { seqLen: batch.tokens.seqLen, completionStart: batch.completionStart },
+    weights,
+    coefficient: 1,
+    readBack: true,
+  });
+  const grad = rec.readF32(d.grad, 2 * batch.tokens.seqLen * model.config.vocabSize);
+  rec.releaseAfterSubmit(logits, ...d.buffers);
+  await rec.submit();
+  const read = await d.read!;
+  const g = await grad;
+  ctx.model.params.destroy();
+  ctx.reference?.params.destroy();
+  return {
+    layouts: [batch.tokens.seqLen, wide.tokens.seqLen],
+    metrics: distillMetrics({ ...read, weights, mask: batch.mask, weight: 1 }),
+    maxGrad: g.reduce((m, x) => Math.max(m, Math.abs(x)), 0),
+  };
+}
+
+const BASE_LIKE = { num_generations: 2, generation_batch_size: 4, max_completion_length: 6 };
