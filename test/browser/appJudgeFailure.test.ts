@@ -215,8 +215,12 @@ describe('a judge that fails every call', () => {
     await setStorageFull(true);
     try {
       await page.getByTestId('train').click();
-      await status().filter({ hasText: 'The run failed.' }).waitFor({ timeout: 150_000 });
+      // Not a failure: the page says it stopped, why, that the committed steps are whole, and to free space and resume.
+      await status().filter({ hasText: 'Stopped: storage is full' }).waitFor({ timeout: 150_000 });
+      expect(await status().textContent()).toContain('Every step committed before it is saved whole');
       expect(await page.getByTestId('run-error').textContent()).toMatch(/Storage is full: saving step 1 of run "[^"]+" failed and nothing of it was written/);
+      await rows().first().getByTestId('run-status-cell').filter({ hasText: 'stopped' }).waitFor({ timeout: 10_000 });
+      await page.getByTestId('resume-failed').waitFor({ timeout: 10_000 });
       await page.getByTestId('storage-full-prune').click();
       const prune = pruneOf(runId);
       await prune.waitFor();

@@ -16,9 +16,10 @@ import type { EstimateReply, EstimateRequest } from './memoryCheck.svelte';
 import { LiveProgress } from './liveProgress.svelte';
 import { RolloutHistory } from './rollouts';
 import type { RunView } from './runs.svelte';
+import { liveStatus, stoppedByFullStorage, type SessionStatus } from './statusLine';
 import { ScreenWakeLock } from './wakeLock';
 
-export type SessionStatus = 'idle' | 'loading' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
+export type { SessionStatus };
 
 export const DEFAULT_KEEP_STEPS = 20;
 
@@ -47,7 +48,7 @@ function remoteJudgeUrl(experiment: Record<string, unknown>): string | null {
 
 export class TrainingSession {
   status = $state<SessionStatus>('idle');
-  /** Why the run failed or could not load. */
+  /** Why the run failed or could not load, or why it stopped by itself (storage was full). */
   error = $state<string | null>(null);
   /** Per-step problems that did not end the run (a skipped non-finite update). */
   warnings = $state<string[]>([]);
@@ -171,9 +172,13 @@ export class TrainingSession {
     await this.client!.api.start();
   }
 
-  /** Whether the run that failed here can be resumed (it was saved; Resume reopens it from its newest checkpoint). */
+  /**
+   * Whether the run that failed here, or that a full storage stopped, can be resumed (it was
+   * saved; Resume reopens it from its newest checkpoint).
+   */
   get canResumeFailed(): boolean {
-    return this.status === 'failed' && this.runId !== null && this.runExperiment !== null && this.viewing === null;
+    const ended = this.status === 'failed' || stoppedByFullStorage(this.status, this.error);
+    return ended && this.runId !== null && this.runExperiment !== null && this.viewing === null;
   }
 
   /**
@@ -374,7 +379,8 @@ export class TrainingSession {
     if (this.status === 'loading') return;
     switch (event.type) {
       case 'status':
-        this.status = event.status;
+        // A commit that did not fit stopped the run (stored 'stopped' with the reason): not a failure.
+        this.status = liveStatus(event.status, event.message);
         if (event.status === 'failed') {
           this.error = event.message ?? 'the run failed';
           this.warnings = this.warnings.filter((w) => w !== event.message);
