@@ -2,8 +2,9 @@
 // Chromium and counts what must never happen: a script that runs, a hang, an uncaught error, a
 // saved run that changes. Shared by scripts/fuzz-links.mjs and test/browser/fuzzLinks.test.ts.
 //
-// Per case: a link is opened by changing location.hash (the page's hashchange handler decodes
-// it); a run file is fed to the "Import a run file" input. The case ends when the refusal banner
+// Per case: a link is opened by changing location.hash (the page's hashchange handler has it
+// read in a worker, saying "Opening the share link…" meanwhile); a run file is fed to the
+// "Import a run file" input. The case ends when the refusal banner
 // (link-error) or the import message naming the file shows, or the link's experiment is in the
 // builder. Measured: the time to that outcome and the longest main-thread stall meanwhile (a
 // 20 ms setInterval ping in the page). A hang is an outcome later than the bound, a stall
@@ -151,6 +152,9 @@ function openLinkInPage({ fragment, id, marker }) {
     const fired = await changed;
     await frame();
     await frame();
+    // The link is read in a worker (src/share/linkDecoder.ts): wait while the page says it is opening one.
+    const until = performance.now() + 60_000;
+    while (document.querySelector('[data-testid=link-opening]') && performance.now() < until) await frame();
     const banner = document.querySelector('[data-testid=link-error] p');
     const prompts = document.querySelector('#builder textarea')?.value ?? '';
     return {

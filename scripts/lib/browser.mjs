@@ -73,6 +73,15 @@ async function launchChromium({ log, webgpu, calibrate = false }) {
 }
 
 /**
+ * For a URL with a share link: waits until the app shows and has read the link (it reads links in
+ * a worker, showing "Opening the share link…" meanwhile), so tests see the link's experiment.
+ */
+async function linkOpened(page, url) {
+  if (!/#(.*&)?x=/.test(url)) return;
+  await page.waitForFunction(() => document.querySelector('[data-testid=train]') && !document.querySelector('[data-testid=link-opening]'), null, { timeout: 180_000, polling: 100 });
+}
+
+/**
  * Starts a Vite dev server on a free loopback port and opens `path` in headless Chromium.
  * Returns { page, url, pageErrors, close }. `close` stops both. `webgpu: false` starts the
  * browser without WebGPU. `calibrate: true` lets the app measure the adapter before Train
@@ -102,6 +111,7 @@ export async function openPage(
   }
   const { page, pageErrors } = browser;
   await page.goto(url);
+  await linkOpened(page, url);
   const close = async () => {
     await browser.close();
     await server.close();
@@ -120,6 +130,7 @@ export async function openUrl(
   const browser = await launchChromium({ log, webgpu, calibrate });
   try {
     await browser.page.goto(url);
+    await linkOpened(browser.page, url);
   } catch (err) {
     await browser.close();
     throw err;

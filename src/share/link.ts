@@ -51,7 +51,9 @@ export type ShareLinkErrorCode =
   | 'bad_compression'
   | 'bad_json'
   | 'forbidden_field'
-  | 'invalid';
+  | 'invalid'
+  /** Reading it ran past its time bound (src/share/linkDecoder.ts). */
+  | 'too_slow';
 
 export class ShareLinkError extends Error {
   constructor(
