@@ -27,6 +27,8 @@ export {
   type UsageCount,
   type RunExperiment,
   type RubricRecord,
+  type RubricLabels,
+  type LabelRolloutKey,
   type PromptSetRecord,
   type StoredRollout,
   type MetricsRecord,

@@ -19,7 +19,9 @@ import {
   emptyUsage,
   totalBytes,
   type CheckpointRecord,
+  type LabelRolloutKey,
   type PromptSetRecord,
+  type RubricLabels,
   type RubricRecord,
   type RunRecord,
   type RunStatus,
@@ -174,6 +176,44 @@ export class RunStore {
     checkId(version, 'version');
     this.ensureOpen();
     return (await this.db.get('rubrics', version))?.rubric ?? null;
+  }
+
+  /** The human labels stored with a rubric version (empty lists when none). */
+  async labels(version: string): Promise<RubricLabels> {
+    checkId(version, 'version');
+    this.ensureOpen();
+    const labels = (await this.db.get('rubrics', version))?.labels;
+    return { marks: [...(labels?.marks ?? [])], verdicts: [...(labels?.verdicts ?? [])] };
+  }
+
+  /** Marks a rollout better or worse under a rubric version (null clears the mark). */
+  async markRollout(version: string, mark: { rollout: LabelRolloutKey; group: string }, label: 'better' | 'worse' | null): Promise<RubricLabels> {
+    return this.editLabels(version, (l) => {
+      l.marks = l.marks.filter((m) => m.rollout !== mark.rollout);
+      if (label !== null) l.marks.push({ rollout: mark.rollout, group: mark.group, label });
+    });
+  }
+
+  /** Marks a judge verdict right or wrong under a rubric version (null clears it). */
+  async labelVerdict(version: string, verdict: { rollout: LabelRolloutKey; criterion: string; score: number }, correct: boolean | null): Promise<RubricLabels> {
+    if (!(verdict.score >= 0 && verdict.score <= 1)) throw new RangeError(`score must be in [0, 1], got ${verdict.score}`);
+    return this.editLabels(version, (l) => {
+      l.verdicts = l.verdicts.filter((v) => !(v.rollout === verdict.rollout && v.criterion === verdict.criterion));
+      if (correct !== null) l.verdicts.push({ rollout: verdict.rollout, criterion: verdict.criterion, score: verdict.score, correct });
+    });
+  }
+
+  private async editLabels(version: string, change: (labels: RubricLabels) => void): Promise<RubricLabels> {
+    checkId(version, 'version');
+    return this.write(['rubrics'], 'saving a label', async (tx) => {
+      const store = tx.objectStore('rubrics');
+      const record = await store.get(version);
+      if (!record) throw new Error(`rubric version ${version.slice(0, 12)} is not stored`);
+      const labels: RubricLabels = { marks: [...(record.labels?.marks ?? [])], verdicts: [...(record.labels?.verdicts ?? [])] };
+      change(labels);
+      await store.put({ ...record, labels });
+      return labels;
+    });
   }
 
   /** All stored rubric versions, oldest first. */

@@ -70,6 +70,18 @@ export interface RubricRecord {
   name: string;
   rubric: Rubric;
   created: number;
+  /** Human labels of rollouts judged with this version (src/rubric/labels.ts); absent: none yet. */
+  labels?: RubricLabels;
+}
+
+/** A rollout as labels name it: "runId/step/group/index". */
+export type LabelRolloutKey = string;
+
+export interface RubricLabels {
+  /** Rollouts a user marked better or worse; `group` ("runId/step/group") pairs them within a group. */
+  marks: { rollout: LabelRolloutKey; group: string; label: 'better' | 'worse' }[];
+  /** Judge verdicts a user marked right or wrong, with the score the judge gave. */
+  verdicts: { rollout: LabelRolloutKey; criterion: string; score: number; correct: boolean }[];
 }
 
 export interface PromptSetRecord {

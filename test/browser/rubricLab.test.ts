@@ -75,7 +75,7 @@ describe('rubric lab', () => {
       truncated: false,
       results: [],
       scores: s,
-      reward: 0,
+      reward: [0.9, 0.2, 0.4, 0.6][i],
       advantage: 0,
     }));
     // A string, so vitest does not rewrite the page's import().
@@ -96,6 +96,33 @@ describe('rubric lab', () => {
     await report.getByTestId('report-row').first().waitFor({ timeout: 30_000 });
     expect(await report.getByTestId('report-flag').allTextContents()).toEqual(['saturated', 'discriminative', 'unreachable', 'unreachable']);
     expect(await report.textContent()).toContain('4 stored rollouts in 2 groups');
+    expect(opened.pageErrors).toEqual([]);
+  });
+
+  it('human labels in the report: better/worse marks and a wrong verdict give AUROC, pairwise accuracy and agreement, kept with the rubric version', async () => {
+    const row = page.getByTestId('run-row').filter({ hasText: 'lab run' });
+    const labels = row.getByTestId('rubric-labels');
+    await labels.getByTestId('label-rollout').first().waitFor({ timeout: 30_000 });
+    expect(await labels.getByTestId('labels-auroc').textContent()).toBe('–');
+    const rollout = (i: number) => labels.getByTestId('label-rollout').nth(i);
+    // Rewards 0.9, 0.2 (group 1) and 0.4, 0.6 (group 2). Group 1 ordered right, group 2 wrong.
+    await rollout(0).getByTestId('label-better').click();
+    await rollout(1).getByTestId('label-worse').click();
+    await rollout(2).getByTestId('label-better').click();
+    await rollout(3).getByTestId('label-worse').click();
+    // AUROC: 0.9 > 0.2, 0.9 > 0.6, 0.4 > 0.2, 0.4 < 0.6 → 3/4; pairs within groups: 1 of 2.
+    await expect.poll(() => labels.getByTestId('labels-auroc').textContent(), { timeout: 30_000 }).toBe('0.75 (4 compared)');
+    expect(await labels.getByTestId('labels-pairwise').textContent()).toBe('0.50 (2 compared)');
+    // The judge's "short: met" on the first rollout, marked wrong: agreement 0, κ 0 (the judge always says met, you never).
+    await rollout(0).locator('[data-testid=label-verdict][data-criterion=short]').selectOption('wrong');
+    await expect.poll(() => labels.getByTestId('labels-agreement').textContent(), { timeout: 30_000 }).toContain('short: agreement 0.00, κ 0.00 (1 labelled)');
+
+    // Stored with the rubric version: a reload shows them again.
+    await page.reload();
+    await row.waitFor({ timeout: 60_000 });
+    await row.getByTestId('run-measure').click();
+    await expect.poll(() => row.getByTestId('labels-auroc').textContent(), { timeout: 30_000 }).toBe('0.75 (4 compared)');
+    expect(await row.getByTestId('label-rollout').nth(0).getByTestId('label-better').getAttribute('aria-pressed')).toBe('true');
     expect(opened.pageErrors).toEqual([]);
   });
 });

@@ -4,7 +4,7 @@
 import { GRPO_DEFAULTS } from '../../rl/config';
 import type { RolloutRecord, StepMetrics } from '../../rl/grpoStep';
 import type { RunFileInput } from '../../share/runFile';
-import { RunStore, type PruneEstimate, type PrunePlan, type RolloutStepUsage, type RunInfo, type RunRecord, type StorageUsage, type StoredRollout } from '../../store';
+import { RunStore, type PruneEstimate, type PrunePlan, type RolloutStepUsage, type RunInfo, type RubricLabels, type RunRecord, type StorageUsage, type StoredRollout } from '../../store';
 import { heldRunIds } from '../../store/liveness';
 
 /** A run opened for viewing: from the store (runId) or from an imported file (runId null). */
@@ -138,6 +138,21 @@ export class RunsLibrary {
         rollouts: plain(await store.rollouts(id)),
       };
     });
+  }
+
+  /** The human labels stored with a rubric version (null, with `error`, when they cannot be read). */
+  async labels(version: string): Promise<RubricLabels | null> {
+    return this.guard('read the labels', (store) => store.labels(version));
+  }
+
+  /** Marks a rollout better or worse (null clears); the labels after the change. */
+  async markRollout(version: string, mark: { rollout: string; group: string }, label: 'better' | 'worse' | null): Promise<RubricLabels | null> {
+    return this.guard('save the label', (store) => store.markRollout(version, mark, label));
+  }
+
+  /** Marks a judge verdict right or wrong (null clears); the labels after the change. */
+  async labelVerdict(version: string, verdict: { rollout: string; criterion: string; score: number }, correct: boolean | null): Promise<RubricLabels | null> {
+    return this.guard('save the label', (store) => store.labelVerdict(version, verdict, correct));
   }
 
   /** Metrics of each run, for comparing reward curves. */
