@@ -50,6 +50,13 @@ export interface TrainingShape {
   rescoredSequences?: number;
   /** cort_credit: the rubric-conditioned prompt's length; CoRT's two inference passes run per micro-batch before the update. Absent or null: off. */
   cortPromptTokens?: number | null;
+  /**
+   * On-policy distillation (src/rl/distill/): the teacher's prompt length (the self_rubric
+   * teacher's carries the rubric) and whether it is the frozen starting model (a second copy of
+   * the weights under full fine-tuning, as beta's reference). Its inference pass and the distill
+   * kernel's buffers run inside each update submission. Absent or null: off.
+   */
+  distillation?: { teacherPromptTokens: number; frozen: boolean } | null;
 }
 
 export interface MemoryEstimate {
@@ -306,6 +313,8 @@ function stepInputs(microBatches: readonly number[], T: number): Tally {
 
 interface SubmissionOptions {
   beta: number;
+  /** The distillation teacher's sequence length (prompt + completion) and whether its pass runs the adapters; null: off. */
+  distill: { seqLen: number; adapters: boolean } | null;
   entropyCoef: number;
   /** The micro-batch's gradient is scaled (several micro-batches, loss_type other than dapo). */
   scaled: boolean;
@@ -339,6 +348,19 @@ function updateSubmission(L: ModelLayout, n: number, T: number, o: SubmissionOpt
   t.add('policy-loss scalars', SMALL);
   if (o.scaled) t.add('scaled grad log-probs', R * F32, gradients);
   t.add(`grad logits [${R} × ${L.V}]`, R * L.V * F32);
+  if (o.distill) {
+    // src/rl/distill/pass.ts: the teacher's inference pass, its rows aligned to the student's, the
+    // distill kernel's outputs and gradient, and the argmax draws for the metrics.
+    t.buffers.push(...prefillBuffers(L, n, o.distill.seqLen, { logits: 'all', adapters: o.distill.adapters }));
+    t.add(`distill aligned teacher logits [${R} × ${L.V}]`, R * L.V * F32);
+    t.add(`distill grad student logits [${R} × ${L.V}]`, R * L.V * F32);
+    t.add('distill excluded ids', L.V * 4);
+    t.add('distill token weights, grad loss, loss', R * F32, 3);
+    t.add('distill row stats', R * 6 * F32);
+    t.add('distill row select', R * 16);
+    t.add('distill argmax ids and log-probs', R * 4, 4);
+    t.add('distill seen ids', 16);
+  }
   backwardBuffers(t, L, n, T, L.dropout);
   if (o.optimizer) optimizerBuffers(t, trainableCounts(L));
   return { released: t.buffers, kept: kept.buffers };
@@ -389,7 +411,9 @@ function runUpdate(pool: PoolSim, L: ModelLayout, shape: TrainingShape, sizes: r
   // dapo and cispo divide by num_items_in_batch instead (update.ts microBatchScale).
   const scaled = sizes.length > 1 && !['dapo', 'cispo'].includes(shape.lossType ?? 'dapo');
   sizes.forEach((n, k) => {
-    const sub = updateSubmission(L, n, T, { beta: shape.beta, entropyCoef: shape.entropyCoef ?? 0, scaled, optimizer: k === sizes.length - 1 });
+    const d = shape.distillation;
+    const distill = d ? { seqLen: d.teacherPromptTokens + shape.completionTokens, adapters: !d.frozen && L.sites.length > 0 } : null;
+    const sub = updateSubmission(L, n, T, { beta: shape.beta, distill, entropyCoef: shape.entropyCoef ?? 0, scaled, optimizer: k === sizes.length - 1 });
     pool.acquire([...sub.released, ...sub.kept]);
     pool.release(sub.released);
     kept.push(...sub.kept);
@@ -440,12 +464,19 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
     positive('cortPromptTokens', cort);
     if (cort + shape.completionTokens > c.maxPositions) throw new RangeError(`cort prompts of ${cort} tokens + completionTokens ${shape.completionTokens} exceed the model's context of ${c.maxPositions}`);
   }
+  const teacherTokens = shape.distillation?.teacherPromptTokens;
+  if (teacherTokens !== undefined) {
+    positive('distillation.teacherPromptTokens', teacherTokens);
+    if (teacherTokens + shape.completionTokens > c.maxPositions) {
+      throw new RangeError(`the distillation teacher's prompts of ${teacherTokens} tokens + completionTokens ${shape.completionTokens} exceed the model's context of ${c.maxPositions}`);
+    }
+  }
   const L = modelLayout(c, shape.lora);
   const params = parameterBuffers(L);
   const model = new Tally();
   if (L.llama) model.add('RoPE table', c.maxPositions * c.headDim * F32);
   const reference = new Tally();
-  if (shape.beta !== 0 && L.sites.length === 0) {
+  if ((shape.beta !== 0 || shape.distillation?.frozen) && L.sites.length === 0) {
     for (const b of [...params.weights.buffers, ...params.gradients.buffers]) reference.add(`reference ${b.label}`, b.bytes);
     reference.buffers.push(...model.buffers);
   }

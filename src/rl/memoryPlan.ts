@@ -8,6 +8,7 @@ import { loraConfigFromTrl } from '../model/lora';
 import type { GrpoConfig } from './config';
 import type { Criterion } from '../rubric';
 import { rubricConditionedPrompt } from './credit/cort';
+import { privilegedPrompt } from './distill/teacher';
 import { guidedPromptBound, guidedRowsBound } from './explore/guidedBounds';
 import { scaffoldSlots } from './explore/scaffold';
 
@@ -75,6 +76,9 @@ export function planMemory(
     guided: guidedPrompt === null ? null : { sequences: guidedRowsBound(config), promptTokens: bound(guidedPrompt) },
     rescoredSequences: config.scaffold_fraction > 0 && config.temperature > 0 ? groups * scaffoldSlots(config) : 0,
     cortPromptTokens: config.cort_credit ? cortTokens(rubricConditionedPrompt(longest, criteria), byte, room) : null,
+    // The self_rubric teacher's prompt carries the rubric (src/rl/distill/teacher.ts refuses one past the context).
+    distillation:
+      config.distillation.teacher === 'off' ? null : { teacherPromptTokens: cortTokens(privilegedPrompt(longest, criteria), byte, room), frozen: config.distillation.teacher_weights === 'frozen' },
   });
   // A plain copy: GPUSupportedLimits cannot cross postMessage.
   const plain = { maxBufferSize: limits.maxBufferSize, maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize };

@@ -36,6 +36,7 @@ export interface OptionGroup {
 }
 
 const peft = (c: Record<string, unknown>) => c.use_peft === true;
+const distilling = (c: Record<string, unknown>) => ((c.distillation as { teacher?: string } | undefined)?.teacher ?? 'off') !== 'off';
 const method = (c: Record<string, unknown>) => (c.reward_aggregation as { method?: string } | undefined)?.method ?? 'weighted_mean';
 /** essential_gated, directly or as the aggregation of rubric_dropout's kept criteria. */
 const gated = (c: Record<string, unknown>) =>
@@ -412,6 +413,54 @@ export const SETTING_GROUPS: OptionGroup[] = [
         trl: null,
         help: 'Steps until the credit is uniform; empty = max_steps.',
         when: (c) => c.credit_schedule !== undefined && c.credit_schedule !== 'constant',
+      },
+    ],
+  },
+  {
+    id: 'distillation',
+    title: 'Distillation',
+    intro: 'On-policy distillation: a teacher\'s next-token distributions on the student\'s own completions, token by token. Alone it needs no judge; mixed, it is added to the GRPO loss. Names inside follow TRL\'s GKDConfig (its beta is the divergence, not GRPO\'s KL coefficient).',
+    options: [
+      {
+        key: 'distillation.teacher',
+        kind: 'enum',
+        values: ['off', 'self_rubric'],
+        trl: null,
+        help: 'self_rubric (RGSD, OPSD): the same model with the rubric\'s criteria added to its prompt is the teacher of the model without them, so the rubric is learned without a judge. off = plain GRPO.',
+      },
+      {
+        key: 'distillation.teacher_weights',
+        kind: 'enum',
+        values: ['frozen', 'live'],
+        trl: null,
+        help: 'frozen: the starting model\'s weights (a second copy in memory, shared with beta\'s KL reference); live: the policy being trained, read without gradients.',
+        when: distilling,
+      },
+      {
+        key: 'distillation.mode',
+        kind: 'enum',
+        values: ['pure', 'mixed'],
+        trl: null,
+        help: 'pure: distillation alone (nothing is judged, no reward; every advantage is 0). mixed: the GRPO loss plus weight × the mean divergence.',
+        when: distilling,
+      },
+      { key: 'distillation.weight', kind: 'number', step: 0.1, trl: null, help: 'Coefficient of the mean per-token divergence in the loss (averaged over the completion tokens of an optimizer step).', when: distilling },
+      {
+        key: 'distillation.beta',
+        kind: 'number',
+        step: 0.1,
+        trl: 'GKDConfig.beta',
+        help: 'Which divergence: 0 = forward KL(teacher ‖ student), 1 = reverse KL(student ‖ teacher), between = the generalized Jensen–Shannon divergence with that interpolation.',
+        when: distilling,
+      },
+      { key: 'distillation.temperature', kind: 'number', step: 0.1, trl: 'GKDConfig.temperature', help: 'Both the teacher\'s and the student\'s logits are divided by it before the divergence.', when: distilling },
+      {
+        key: 'distillation.top_k',
+        kind: 'int',
+        nullable: true,
+        trl: null,
+        help: 'Only the teacher\'s K most likely tokens count, both distributions renormalised there (truncated divergence). Empty = the whole vocabulary.',
+        when: distilling,
       },
     ],
   },

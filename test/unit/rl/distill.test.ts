@@ -8,7 +8,9 @@ import type { Transformer } from '../../../src/model/transformer';
 import { distillBackwardRef, distillForwardRef } from '../../../src/ops/distill.reference';
 import { logprobsBackwardRef, logprobsForwardRef } from '../../../src/ops/logprobs.reference';
 import { policyLossRef } from '../../../src/ops/policyLoss.reference';
+import { readFileSync } from 'node:fs';
 import { GrpoConfigError, parseGrpoConfig } from '../../../src/rl/config';
+import { planMemory } from '../../../src/rl/memoryPlan';
 import {
   alignmentCopies,
   alignTeacherRows,
@@ -191,6 +193,27 @@ describe('the combined gradient at the student logits (finite differences on the
       });
     }
   }
+});
+
+describe('the memory plan', () => {
+  const embedded = JSON.parse(readFileSync('public/models/tiny-gpt2-byte/config.json', 'utf8'));
+  const limits = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 30 };
+  const plan = (extra: Record<string, unknown>) =>
+    planMemory(embedded, ['Describe the sea.'], parseGrpoConfig({ max_completion_length: 32, ...extra }), limits, undefined, [{ text: 'Names a colour', weight: 1 } as never]).estimate;
+
+  it('counts the frozen teacher\'s weights (as beta\'s reference) and the teacher pass in every update submission', () => {
+    const off = plan({});
+    const frozen = plan({ distillation: { teacher: 'self_rubric' } });
+    const live = plan({ distillation: { teacher: 'self_rubric', teacher_weights: 'live' } });
+    expect(off.referenceModel).toBe(0);
+    expect(frozen.referenceModel).toBe(plan({ beta: 0.04 }).referenceModel);
+    expect(frozen.referenceModel).toBeGreaterThan(0);
+    expect(live.referenceModel).toBe(0);
+    expect(live.total).toBeGreaterThan(off.total);
+    expect(frozen.total).toBeGreaterThan(live.total);
+    // Under LoRA the frozen teacher is the base with the adapters off: no copy.
+    expect(plan({ use_peft: true, distillation: { teacher: 'self_rubric' } }).referenceModel).toBe(0);
+  });
 });
 
 describe('the distillation options', () => {
