@@ -87,6 +87,11 @@ describe('draft with a model', () => {
     expect(await page.getByTestId('criterion').count()).toBe(3);
     expect(await page.getByTestId('criterion').nth(1).getByTestId('criterion-weight').inputValue()).toBe('1');
     expect(asked[2].messages[1].content).toContain('Names the moon as the cause of tides and explains the pull');
+
+    // The contrast from training needs a trained step: before one, it says so and asks nothing.
+    await section.getByTestId('generate-from-run').click();
+    expect(await section.getByTestId('generate-picked').textContent()).toMatch(/No rollouts yet/);
+    expect(asked).toHaveLength(3);
     expect(opened.pageErrors).toEqual([]);
   });
 });
