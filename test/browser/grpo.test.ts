@@ -11,6 +11,8 @@ afterAll(async () => {
 });
 
 const CASES = '/test/harness/cases/grpo.ts';
+const EVIDENCE_CASES = '/test/harness/cases/evidenceStep.ts';
+interface EvidenceVerdict { criterion_id: string; score: number | null; evidence?: string; probe?: string }
 const BASE = { num_generations: 4, generation_batch_size: 8, max_completion_length: 8, learning_rate: 1e-2, temperature: 1 };
 
 describe('grpoStep', () => {
@@ -269,5 +271,29 @@ describe('guided exploration: hindsight revision (HeRL) and guidance on demand (
     expect(r.natural.every((x: { weights: number[] }) => x.weights.every((w) => Math.abs(w - r.mainScale) < 1e-5))).toBe(true);
     expect(Number.isFinite(r.metrics.loss)).toBe(true);
     expect(r.metrics.skipped).toBe(false);
+  });
+
+  // Evidence-required credit (issue 13; page side test/harness/cases/evidenceStep.ts, a fake quoting judge).
+  it('evidence-required credit: withholds unquoted passes, probes quoted ones, counts them; the held-out rubric gets the bare judge', async () => {
+    const r = await harness.runModule(EVIDENCE_CASES, 'step', { options: { ...BASE, max_completion_length: 12, judge_evidence_required: true, vacuous_credit_probe: true } });
+    const verdicts: EvidenceVerdict[] = r.rollouts.map((x: { results: EvidenceVerdict[] }) => x.results.find((v) => v.criterion_id === 'says_something')!);
+    expect(verdicts).toHaveLength(8);
+    const quoted = verdicts.filter((v) => v.evidence === 'quoted');
+    const withheld = verdicts.filter((v) => v.evidence === 'withheld');
+    expect(quoted.length + withheld.length).toBe(8);
+    expect(quoted.length).toBeGreaterThan(0); // 12 random bytes nearly always hold a letter or digit
+    for (const v of withheld) expect(v.score).toBe(0);
+    // The fake judge passes whatever is left: every quoted pass survives deleting its quote.
+    for (const v of quoted) expect(v).toMatchObject({ score: 1, probe: 'survived' });
+    expect(r.metrics.evidence).toMatchObject({ passes: 8, withheld: withheld.length, probed: quoted.length, vacuous: quoted.length });
+    expect(r.metrics.evidence.by_criterion.says_something).toMatchObject({ quoted: quoted.length, withheld: withheld.length });
+    // The rule criterion never needs a quote.
+    expect(r.metrics.evidence.by_criterion.has_a).toBeUndefined();
+    expect(r.metrics.rewards.criterion_pass_rate.says_something).toBeCloseTo(quoted.length / 8, 12);
+    // Held out: the bare judge passes every rollout, without being asked for a quote.
+    expect(r.metrics.held_out.criterion_pass_rate.says_something).toBe(1);
+    const asked = r.requests.filter((q: { requireQuote?: boolean }) => q.requireQuote).length;
+    expect(asked).toBe(8 + quoted.length); // the verdicts and the probes
+    expect(r.requests.length - asked).toBe(8); // the held-out verdicts
   });
 });
