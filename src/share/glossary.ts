@@ -38,6 +38,8 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   { term: 'suppressed criteria', kind: 'metric', definition: 'Criteria an answer meets while its advantage is negative, so training pushes them down (CriPO).', lesson: 'unexplored-criteria', shown_as: ['suppressed (met, negative advantage)'] },
   { term: 'dynamic sampling', kind: 'metric', definition: 'Sampling more answers to replace groups that all got the same reward; the chart counts the extra tokens.', shown_as: ['Dynamic sampling cost', 'extra (resampling)', 'all sampled'] },
   { term: 'rubric scaffolding', kind: 'metric', definition: 'Showing the rubric in the prompt for some answers, which are then trained as if it was not there.', lesson: 'unexplored-criteria', shown_as: ['Rubric scaffolding', 'scaffold probability'] },
+  { term: 'distillation divergence', kind: 'metric', definition: 'How far the model\'s next-token distribution is from the teacher\'s, per token, on the model\'s own answers; distillation lowers it.', shown_as: ['Distillation: divergence and agreement', 'divergence'] },
+  { term: 'top-1 agreement', kind: 'metric', definition: 'The share of distilled tokens where the teacher\'s and the model\'s most likely next token are the same.' },
   { term: 'log-prob gap', kind: 'metric', definition: 'How much likelier a scaffolded answer is with the rubric in the prompt than without it.' },
 
   // ---- Ideas ----

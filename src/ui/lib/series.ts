@@ -74,6 +74,7 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
       band: hasHeldOut ? [2, 3] : [1, 2],
       empty: noReward,
     },
+    ...distillationChart(metrics, x, s),
     {
       id: 'pass-rates',
       title: 'Criterion pass rates',
@@ -148,6 +149,26 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
     },
     ...explorationCharts(metrics, x, s),
     ...criteriaDiagnosticsChart(metrics, x, s),
+  ];
+}
+
+/** On-policy distillation (src/rl/distill/), next to the reward, for runs that distil. */
+function distillationChart(metrics: readonly StepMetrics[], x: number[], s: (f: (m: StepMetrics) => number | null | undefined) => Value[]): ChartData[] {
+  if (!metrics.some((m) => m.distillation)) return [];
+  const last = [...metrics].reverse().find((m) => m.distillation)!.distillation!;
+  return [
+    {
+      id: 'distillation',
+      title: 'Distillation: divergence and agreement',
+      unit: 'divergence per token (nats); agreement as a fraction',
+      lines: [
+        { label: 'divergence', color: PALETTE[4] },
+        { label: 'top-1 agreement', color: PALETTE[2], dash: true },
+      ],
+      x,
+      ys: [s((m) => m.distillation?.divergence), s((m) => m.distillation?.top1_agreement)],
+      note: `Measured on the student's own completions before each update. Retained tokens at the last step: ${last.retained_tokens} of ${last.completion_tokens}.`,
+    },
   ];
 }
 

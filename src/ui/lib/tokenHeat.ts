@@ -1,6 +1,7 @@
 // The token heatmap's data: one value per completion token for the quantity chosen (sampling
 // log-prob, entropy, the ratio π_θ/π_old, advantage × token weight, and each token-credit source:
-// evidence-span credit, entropy-pivot weight, CoRT contrast), a colour scale fitted to
+// evidence-span credit, entropy-pivot weight, CoRT contrast; and distillation's teacher–student
+// divergence), a colour scale fitted to
 // the rollouts on show, and the words that describe each value for the tooltip and screen readers.
 import type { RolloutRecord } from '../../rl/grpoStep';
 import { parseHex, type Rgb } from './contrast';
@@ -17,7 +18,7 @@ export type TokenRollout = RolloutRecord & {
   token_cort_contrast?: number[];
 };
 
-export type TokenQuantity = 'logprob' | 'entropy' | 'ratio' | 'advantage' | 'span' | 'pivot' | 'cort';
+export type TokenQuantity = 'logprob' | 'entropy' | 'ratio' | 'advantage' | 'span' | 'pivot' | 'cort' | 'divergence';
 
 export interface QuantitySpec {
   id: TokenQuantity;
@@ -33,13 +34,14 @@ export const TOKEN_QUANTITIES: readonly QuantitySpec[] = [
   { id: 'advantage', label: 'advantage × weight', help: 'The push each token got from the loss (its final weight, token credit included, times the advantage): blue pushed up, orange pushed down; tokens out of the loss get none.' },
   { id: 'span', label: 'span credit', help: 'Evidence-span credit (span_credit): each token\'s share of its completion\'s advantage, 1 = an even share. Blue tokens carry a criterion\'s evidence and get more, orange ones less.' },
   { id: 'cort', label: 'CoRT contrast', help: 'Counterfactual rubric context (cort_credit): how much more likely each token was with the rubric\'s criteria in the prompt (log-prob with − without). Blue tokens depend on the rubric and get more of the advantage, orange ones less.' },
+  { id: 'divergence', label: 'distillation divergence', help: 'On-policy distillation: how far the policy\'s next-token distribution was from the teacher\'s at each token (first update pass, in nats): the deeper, the more the teacher disagreed.' },
   { id: 'pivot', label: 'entropy pivot weight', help: 'Entropy pivots (entropy_pivot_quantile): blue tokens were the most uncertain of their completion and get more of its advantage, orange ones less; 1 = an even share.' },
 ];
 
 /** Quantities that are multipliers around 1 (token-credit sources): diverging around 1. */
 const AROUND_ONE: readonly TokenQuantity[] = ['span', 'pivot'];
 /** Token-credit sources: a missing value means the option was off. */
-const CREDIT_SOURCES: readonly TokenQuantity[] = ['span', 'pivot', 'cort'];
+const CREDIT_SOURCES: readonly TokenQuantity[] = ['span', 'pivot', 'cort', 'divergence'];
 
 export function quantitySpec(q: TokenQuantity): QuantitySpec {
   const spec = TOKEN_QUANTITIES.find((s) => s.id === q);
@@ -75,6 +77,8 @@ export function tokenValues(r: TokenRollout, q: TokenQuantity): (number | null)[
         return finite(r.token_entropy_pivot?.[i]);
       case 'cort':
         return finite(r.token_cort_contrast?.[i]);
+      case 'divergence':
+        return finite(r.token_divergence?.[i] ?? undefined);
     }
   });
 }
@@ -105,7 +109,7 @@ export function heatScale(q: TokenQuantity, values: Iterable<number | null>): He
   let extent = 0;
   for (const v of values) {
     if (v === null) continue;
-    const d = q === 'logprob' ? -v : q === 'entropy' ? v : q === 'ratio' ? Math.abs(Math.log(v)) : AROUND_ONE.includes(q) ? Math.abs(v - 1) : Math.abs(v);
+    const d = q === 'logprob' ? -v : q === 'entropy' || q === 'divergence' ? v : q === 'ratio' ? Math.abs(Math.log(v)) : AROUND_ONE.includes(q) ? Math.abs(v - 1) : Math.abs(v);
     if (Number.isFinite(d) && d > extent) extent = d;
   }
   const f = formatNumber;
@@ -114,6 +118,8 @@ export function heatScale(q: TokenQuantity, values: Iterable<number | null>): He
       return { quantity: q, kind: 'sequential', extent, labels: ['0 (certain)', `${f(-extent)} (most surprising)`] };
     case 'entropy':
       return { quantity: q, kind: 'sequential', extent, labels: ['0 nats (sure)', `${f(extent)} nats (most unsure)`] };
+    case 'divergence':
+      return { quantity: q, kind: 'sequential', extent, labels: ['0 nats (as the teacher)', `${f(extent)} nats (furthest from it)`] };
     case 'ratio':
       return { quantity: q, kind: 'diverging', extent, labels: [f(Math.exp(-extent)), '1', f(Math.exp(extent))] };
     case 'advantage':
@@ -134,6 +140,7 @@ export function heatPosition(scale: HeatScale, v: number | null): number | null 
     case 'logprob':
       return clamp(-v / scale.extent, 0);
     case 'entropy':
+    case 'divergence':
       return clamp(v / scale.extent, 0);
     case 'ratio':
       return v > 0 ? clamp(Math.log(v) / scale.extent, -1) : -1;
@@ -200,6 +207,8 @@ export function describeValue(q: TokenQuantity, v: number | null, out: boolean):
       return `entropy pivot ×${formatNumber(v)}${note}`;
     case 'cort':
       return `CoRT contrast ${formatNumber(v)} nats${note}`;
+    case 'divergence':
+      return `distillation divergence ${formatNumber(v)} nats${note}`;
   }
 }
 

@@ -26,6 +26,12 @@ import {
 import { decodeShareLink, encodeShareLink } from '../../../src/share/link';
 import { FIRST_VISIT } from '../../../src/share/presets';
 import { exportToTrl } from '../../../src/share/trlExport';
+import { metricColumns, metricsToCsv } from '../../../src/share/csv';
+import { readRunFile, runFileJson } from '../../../src/share/runFile';
+import type { StepMetrics } from '../../../src/rl/grpoStep';
+import { buildCharts } from '../../../src/ui/lib/series';
+import { describeValue, heatPosition, heatScale, tokenValues, type TokenRollout } from '../../../src/ui/lib/tokenHeat';
+import { metrics as storeMetrics } from '../store/fixtures';
 import { normal, randomInts, rng } from '../../helpers/random';
 
 /** Just what the teacher builder reads of a model: its context. */
@@ -256,5 +262,43 @@ describe('the distillation options', () => {
     expect(script).toMatch(/GKDConfig\(lmbda=1\.0, beta=0\.2, temperature=0\.9, max_new_tokens=\d+\)/);
     const plain = await exportToTrl(FIRST_VISIT.experiment);
     expect(plain.files['train_grpo.py']).not.toContain('GKD');
+  });
+});
+
+describe('the step\'s distillation data in exports, charts and the token heatmap', () => {
+  const distillation = { divergence: 0.3, top1_agreement: 0.5, retained_tokens: 10, completion_tokens: 12, loss: 0.25 };
+  const withDistillation = (step: number): StepMetrics => ({ ...storeMetrics(step), distillation });
+
+  it('a run file keeps the metrics; CSV has distill/ columns only when a step has them', async () => {
+    const back = await readRunFile(await runFileJson({ name: 'r', experiment: structuredClone(FIRST_VISIT.experiment), metrics: [storeMetrics(0), withDistillation(1)], rollouts: [] }));
+    expect(back.metrics[0].distillation).toBeUndefined();
+    expect(back.metrics[1].distillation).toEqual(distillation);
+    expect(metricColumns([storeMetrics(0)]).some((c) => c.startsWith('distill/'))).toBe(false);
+    const [header, first, second] = metricsToCsv([storeMetrics(0), withDistillation(1)]).trim().split(/\r?\n/);
+    const cols = header.split(',');
+    const at = (row: string, name: string) => row.split(',')[cols.indexOf(name)];
+    expect(at(first, 'distill/divergence')).toBe('');
+    expect(at(second, 'distill/divergence')).toBe('0.3');
+    expect(at(second, 'distill/top1_agreement')).toBe('0.5');
+    expect(at(second, 'distill/retained_tokens')).toBe('10');
+  });
+
+  it('a chart next to the reward, only for runs that distil', () => {
+    expect(buildCharts([storeMetrics(0)], [], 0).some((c) => c.id === 'distillation')).toBe(false);
+    const charts = buildCharts([storeMetrics(0), withDistillation(1)], [], 0);
+    const i = charts.findIndex((c) => c.id === 'distillation');
+    expect(charts[i - 1].id).toBe('reward');
+    expect(charts[i].ys).toEqual([[null, 0.3], [null, 0.5]]);
+    expect(charts[i].note).toContain('10 of 12');
+  });
+
+  it('the heatmap shows each token\'s divergence, none where the token was not distilled', () => {
+    const r = { logprobs: [-1, -2, -3], tokens: ['a', 'b', 'c'], token_divergence: [0.2, null, 0.8] } as unknown as TokenRollout;
+    expect(tokenValues(r, 'divergence')).toEqual([0.2, null, 0.8]);
+    const scale = heatScale('divergence', tokenValues(r, 'divergence'));
+    expect(scale).toMatchObject({ kind: 'sequential', extent: 0.8 });
+    expect(heatPosition(scale, 0.2)).toBeCloseTo(0.25, 12);
+    expect(describeValue('divergence', 0.2, false)).toBe('distillation divergence 0.2 nats');
+    expect(describeValue('divergence', null, false)).toMatch(/not recorded \(its option is off/);
   });
 });

@@ -26,6 +26,7 @@ function everyChart() {
     frac_reward_zero_std: 0.25,
     unexplored_criteria: 1,
     suppressed_criteria: 0,
+    distillation: { divergence: 0.3, top1_agreement: 0.5, retained_tokens: 10, completion_tokens: 12, loss: 0.25 },
     kl: 0.01,
     entropy: 2,
     clip_ratio_low: 0.01,
@@ -65,7 +66,7 @@ describe('the glossary', () => {
 
   it('explains every chart title and legend label', () => {
     const charts = everyChart();
-    expect(charts.map((c) => c.id)).toEqual(expect.arrayContaining(['reward', 'strict', 'clip', 'dynamic-sampling', 'scaffold', 'criteria-diagnostics']));
+    expect(charts.map((c) => c.id)).toEqual(expect.arrayContaining(['reward', 'strict', 'clip', 'dynamic-sampling', 'scaffold', 'criteria-diagnostics', 'distillation']));
     for (const chart of charts) {
       expect(glossaryEntry(chart.title), `chart title "${chart.title}"`).toBeDefined();
       for (const line of chart.lines) {
