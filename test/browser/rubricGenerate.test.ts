@@ -94,4 +94,15 @@ describe('draft with a model', () => {
     expect(asked).toHaveLength(3);
     expect(opened.pageErrors).toEqual([]);
   });
+
+  it('fork_precision_recall: the editor offers recall items, and training waits for one', async () => {
+    await page.getByTestId('setting-reward_aggregation.method').locator('select').selectOption('fork_precision_recall');
+    await page.getByTestId('setting-reward_aggregation.fork_beta').waitFor({ timeout: 30_000 });
+    // No criterion is a recall item yet: the experiment is refused, saying why.
+    await expect.poll(() => page.getByTestId('train').isEnabled(), { timeout: 30_000 }).toBe(false);
+    expect(await page.locator('body').textContent()).toMatch(/needs at least one criterion marked as a recall item/);
+    await page.getByTestId('criterion').nth(0).getByTestId('criterion-recall').check();
+    await expect.poll(() => page.getByTestId('train').isEnabled(), { timeout: 30_000 }).toBe(true);
+    expect(opened.pageErrors).toEqual([]);
+  });
 });
