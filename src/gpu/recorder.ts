@@ -4,7 +4,7 @@
 import type { BindGroupCache } from './bindGroupCache';
 import type { BufferPool } from './bufferPool';
 import type { DeviceLossWatch } from './deviceLoss';
-import type { KernelPipeline } from './pipelineCache';
+import type { KernelPipeline, KernelSpec } from './pipelineCache';
 
 export type Binding = GPUBuffer | { buffer: GPUBuffer; offset?: number; size?: number };
 
@@ -13,6 +13,13 @@ export interface SubmitCounters {
   dispatches: number;
   readbacks: number;
   bytesRead: number;
+}
+
+/** A dispatch a capture recording saw: its kernel (`name:entryPoint`, spec) and workgroup count. */
+export interface CapturedDispatch {
+  kernel: string;
+  spec: KernelSpec;
+  workgroups: number;
 }
 
 interface PendingRead {
@@ -29,6 +36,8 @@ export class Recorder {
   private readonly temporaries: GPUBuffer[] = [];
   private submitted = false;
   private readonly kernels = new Set<KernelPipeline>();
+  /** A capture recording's dispatches (kernel and workgroups), for a cost model: none of them ran. */
+  readonly captured: CapturedDispatch[] = [];
 
   constructor(
     private readonly device: GPUDevice,
@@ -93,7 +102,10 @@ export class Recorder {
     if (x > max || y > max || z > max) {
       throw new RangeError(`${kernel.spec.name}: dispatch (${x}, ${y}, ${z}) exceeds ${max} workgroups per dimension`);
     }
-    if (this.dry) return;
+    if (this.dry) {
+      this.captured.push({ kernel: `${kernel.spec.name}:${kernel.spec.entryPoint}`, spec: kernel.spec, workgroups: x * y * z });
+      return;
+    }
     const bindGroup = this.bindGroups
       ? this.bindGroups.get(kernel.layout, bindings)
       : this.device.createBindGroup({

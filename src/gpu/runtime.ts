@@ -5,7 +5,7 @@ import { acquireGpu, type AcquireOptions, type AcquiredGpu, type GpuInfo } from 
 import { BufferPool } from './bufferPool';
 import { DeviceLossWatch } from './deviceLoss';
 import { PipelineCache, type KernelSpec, type KernelPipeline } from './pipelineCache';
-import { Recorder, type SubmitCounters } from './recorder';
+import { Recorder, type CapturedDispatch, type SubmitCounters } from './recorder';
 
 /** Usage of every storage buffer we hand out: kernels read/write it, copies go both ways. */
 function storageUsage(): GPUBufferUsageFlags {
@@ -117,6 +117,22 @@ export class GpuRuntime {
       for (const rec of capture.recorders) rec.discard();
     }
     return [...capture.specs];
+  }
+
+  /**
+   * Like captureKernels, but returns every dispatch `record` would make (kernel and workgroups),
+   * in order: what a step costs in commands, counted without compiling or running anything.
+   */
+  captureDispatches(record: () => void): CapturedDispatch[] {
+    if (this.capture) throw new Error('captureDispatches does not nest');
+    const capture = (this.capture = { specs: new Set<KernelSpec>(), recorders: [] as Recorder[] });
+    try {
+      record();
+    } finally {
+      this.capture = null;
+      for (const rec of capture.recorders) rec.discard();
+    }
+    return capture.recorders.flatMap((rec) => rec.captured);
   }
 
   /**

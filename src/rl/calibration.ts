@@ -1,56 +1,70 @@
-// Calibration before Train: a few real kernel runs of the experiment's model shape (random
-// weights: nothing is downloaded but config.json) timed on this adapter, giving the per-token
-// costs src/rl/stepTime.ts turns into seconds per step. Decode steps are timed at two batch
-// sizes, training passes (forward + backward) at two token counts; the differences give the
-// per-row / per-token cost and what remains is the fixed cost per step or pass (dispatches,
-// submission). A model too big to build in a moment is measured on fewer layers (and a capped
-// vocabulary) and scaled up by its parameter count (compute) and its layer count (dispatches).
+// Calibration before Train, in about a second even on a software adapter: instead of compiling
+// and running the experiment's model (a minute or more of shader compilation on SwiftShader),
+// it counts what a step records (src/rl/stepCommands.ts: dispatches and workgroups of a decode
+// step, a training pass and the optimizer step, captured without compiling or running
+// anything) and prices the counts with what this adapter was measured to cost
+// (src/rl/costModel.ts): a trivial kernel gives the cost of a dispatch and of a submission, the
+// engine's small-row matmul at two depths gives the FLOP rate, and a few real decode steps of a
+// one-layer model of the experiment's width give the cost of a workgroup of the engine's own
+// kernels. Those decode kernels are the run's own, so the pipelines compiled here are the first
+// step's too. Weights are zeros (nothing is downloaded but config.json; the values do not change
+// the time). Commands are counted on one and two layers and extended to the model's layers.
+import type { KernelSpec } from '../gpu/pipelineCache';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { ModelConfig } from '../model/config';
-import { generate } from '../model/generate';
-import { initialWeights } from '../model/init';
+import { createKvCache, recordDecodeStep, releaseKvCache } from '../model/decode';
 import { ParameterStore } from '../model/parameters';
+import { RecordingScratch } from '../model/scratch';
 import { Transformer } from '../model/transformer';
-import { modelNames, parameterSpecs } from '../model/weights';
+import { parameterSpecs } from '../model/weights';
+import { optimizerKernels } from '../ops/adamw';
+import { recordMatmul } from '../ops/matmul';
+import { extendToLayers, fitPerWorkgroup, forwardFlopsPerToken, predictStepCosts, type AdapterSpeed, type CommandCount, type StepCommands } from './costModel';
+import { decodeDispatches, optimizerDispatches, passDispatches, tally } from './stepCommands';
 import type { StepCosts } from './stepTime';
 
 export interface Calibration extends StepCosts {
-  /** Layers and vocabulary actually built (less than the model's when it was scaled). */
-  measuredLayers: number;
+  /** Vocabulary of the models built to count and time (capped for a big one: its vocabulary-sized kernels are counted smaller). */
   measuredVocab: number;
   modelLayers: number;
-  /** Wall time of the whole calibration, shader compilation included (seconds). */
+  /** What this adapter was measured to cost. */
+  speed: AdapterSpeed;
+  /** Kernels (pipelines) the calibration compiled; the run reuses them. */
+  kernelsCompiled: number;
+  /** Distinct kernels of a step the first step still has to compile (the page compiles them when Train is pressed). */
+  kernelsLeft: number;
+  /** Wall time of the whole calibration, its compilation included (seconds). */
   seconds: number;
+  /** Seconds of each part: counting, dispatch costs, compiling, FLOP rate, decode steps. */
+  parts: Record<'count' | 'dispatch' | 'compile' | 'flops' | 'decode', number>;
 }
 
-/** At most this many weights are built for a calibration (CPU init and upload stay quick). */
+/** At most this many weights are built for a calibration model (zeros: allocation and upload stay quick). */
 const MAX_CALIBRATION_WEIGHTS = 4_000_000;
-const PROMPT = 8;
-/** Decode steps per timed submission. */
-const DECODE_CHUNK = 4;
+/** Context length the decode steps are counted and timed at. */
+const CONTEXT = 32;
 const WIDE_ROWS = 8;
-
-/** Weights a token's forward pass multiplies by: every matrix but the position table (the head's D×V included). */
-function computeWeights(c: ModelConfig): number {
-  const names = modelNames(c);
-  let n = 0;
-  for (const spec of parameterSpecs(c)) {
-    if (spec.shape.length < 2 || spec.name === names.positions) continue;
-    // The token lookup is no matmul; the head is (the same tensor when tied).
-    if (spec.name === names.tokens && names.head !== names.tokens) continue;
-    n += spec.shape.reduce((a, b) => a * b, 1);
-  }
-  return n;
-}
+/**
+ * The training passes' products run the tiled matmul, several times faster per FLOP than the
+ * small-row one measured here (whose pipeline compiles in a fraction of a second, the tiled
+ * one's in about 5 s on SwiftShader): 4-22x on SwiftShader on a busy 2-core machine (noisy).
+ */
+const TILED_OVER_SMALL = 10;
+/** Decode steps per timed submission. */
+const TIMED_STEPS = 2;
+/** The two training passes counted (batch × seqLen). */
+const PASSES = [
+  [1, 16],
+  [4, 32],
+] as const;
 
 function totalWeights(c: ModelConfig): number {
   return parameterSpecs(c).reduce((s, p) => s + p.shape.reduce((a, b) => a * b, 1), 0);
 }
 
-/** The shape measured: the model itself when small, else fewer layers and (if need be) fewer tokens. */
-export function calibrationShape(c: ModelConfig): ModelConfig {
-  let shape: ModelConfig = { ...c, maxPositions: Math.min(c.maxPositions, 64) };
-  for (let layers = c.numLayers; layers > 1 && totalWeights(shape) > MAX_CALIBRATION_WEIGHTS; layers--) shape = { ...shape, numLayers: layers - 1 };
+/** The shape counted and timed: the model's width on one layer, short positions, and a vocabulary capped to fit MAX_CALIBRATION_WEIGHTS. */
+export function calibrationShape(c: ModelConfig, layers = 1): ModelConfig {
+  let shape: ModelConfig = { ...c, numLayers: Math.min(layers, c.numLayers), maxPositions: Math.min(c.maxPositions, 64) };
   if (totalWeights(shape) > MAX_CALIBRATION_WEIGHTS) {
     const perToken = c.hiddenSize * (c.tieWordEmbeddings ? 1 : 2);
     const vocab = Math.max(256, Math.floor((MAX_CALIBRATION_WEIGHTS - totalWeights({ ...shape, vocabSize: 0 })) / perToken));
@@ -59,92 +73,194 @@ export function calibrationShape(c: ModelConfig): ModelConfig {
   return shape;
 }
 
-async function seconds(run: () => Promise<unknown>): Promise<number> {
+function zeroModel(rt: GpuRuntime, c: ModelConfig): Transformer {
+  const tensors = new Map(parameterSpecs(c).map((s) => [s.name, { shape: s.shape, data: new Float32Array(s.shape.reduce((a, b) => a * b, 1)) }]));
+  return new Transformer(rt, c, ParameterStore.create(rt, c, tensors));
+}
+
+function destroyModel(model: Transformer): void {
+  model.params.destroy();
+  if (model.rope) model.rt.release(model.rope.buffer);
+}
+
+/** Seconds from submission to a small readback of what `record` recorded. */
+async function timed(rt: GpuRuntime, record: (rec: ReturnType<GpuRuntime['recorder']>) => GPUBuffer): Promise<number> {
+  const rec = rt.recorder('calibration');
+  const done = rec.readF32(record(rec), 1);
   const t0 = performance.now();
-  await run();
+  await rec.submit();
+  await done;
   return (performance.now() - t0) / 1000;
 }
 
+const TOUCH: KernelSpec = {
+  name: 'calibration',
+  code: `@group(0) @binding(0) var<storage, read_write> x: array<f32>;
+@compute @workgroup_size(64) fn touch(@builtin(global_invocation_id) g: vec3<u32>) {
+  if (g.x < arrayLength(&x)) { x[g.x] = x[g.x] * 0.5 + 1.0; }
+}`,
+  entryPoint: 'touch',
+  bindings: ['storage'],
+};
+
+/** A submission's round trip and a dispatch's fixed cost, from a trivial kernel (it compiles in milliseconds). */
+async function dispatchCosts(rt: GpuRuntime): Promise<{ roundTrip: number; perDispatch: number }> {
+  await rt.warmPipelines([TOUCH]);
+  const kernel = rt.pipeline(TOUCH);
+  const buffer = rt.storage(256);
+  try {
+    const run = (n: number) =>
+      timed(rt, (rec) => {
+        for (let i = 0; i < n; i++) rec.dispatch(kernel, [buffer], 1);
+        return buffer;
+      });
+    await run(1);
+    const trips = [await run(1), await run(1), await run(1)];
+    const roundTrip = Math.min(...trips);
+    const N = 100;
+    const many = Math.min(await run(N), await run(N));
+    return { roundTrip, perDispatch: Math.max(0, many - roundTrip) / N };
+  } finally {
+    rt.release(buffer);
+  }
+}
+
 /**
- * Measures `c`'s costs on `rt`: about a second on a GPU. On a software adapter most of the time
- * is compiling the kernels (seconds each; tens of seconds on a busy 2-core machine), which the
- * runtime keeps, so the run's first step compiles less.
+ * FLOPs per second of the engine's small-row matmul (the decode steps' products): the same
+ * workgroups at two depths, so only the arithmetic differs. Its pipeline is a decode step's.
+ */
+async function flopRate(rt: GpuRuntime, perDispatch: number): Promise<number> {
+  const [m, n, shallow, deep, reps] = [WIDE_ROWS, 128, 128, 1024, 2];
+  const a = rt.storage(4 * m * deep);
+  const b = rt.storage(4 * n * deep);
+  const c = rt.storage(4 * m * n);
+  try {
+    const run = (k: number) =>
+      timed(rt, (rec) => {
+        for (let i = 0; i < reps; i++) recordMatmul(rt, rec, { a, b, c }, { m, n, k, transB: true });
+        return c;
+      });
+    await run(shallow);
+    const deepSeconds = await run(deep);
+    const extra = deepSeconds - (await run(shallow));
+    const flops = 2 * m * n * (deep - shallow) * reps;
+    // Noise can make the difference vanish: then the deep run's whole time bounds the rate.
+    const small = flops / (extra > 0 ? extra : Math.max(1e-6, deepSeconds - reps * perDispatch));
+    return small * TILED_OVER_SMALL;
+  } finally {
+    rt.release(a, b, c);
+  }
+}
+
+/** Seconds per decode step (no sampler) of `rows` rows: TIMED_STEPS steps in one submission. */
+function decodeSteps(model: Transformer, rows: number): Promise<number> {
+  const { rt } = model;
+  const cache = createKvCache(model, rows, CONTEXT);
+  const tokens = rt.upload(new Uint32Array(rows), 'calibration.tokens');
+  const positions = rt.upload(new Uint32Array(rows).fill(CONTEXT - 1), 'calibration.positions');
+  const pads = rt.upload(new Uint32Array(rows), 'calibration.pads');
+  return timed(rt, (rec) => {
+    const scratch = new RecordingScratch(rt, rec);
+    let logits: GPUBuffer | null = null;
+    for (let i = 0; i < TIMED_STEPS; i++) {
+      if (logits) scratch.done(logits);
+      logits = recordDecodeStep(model, rec, cache, { tokens, positions, pads, length: CONTEXT }, scratch);
+    }
+    rec.releaseAfterSubmit(tokens, positions, pads);
+    const out = rt.storage(16, 'calibration.out');
+    rec.copy(logits!, out, 4);
+    scratch.done(logits!);
+    scratch.finish();
+    rec.releaseAfterSubmit(out);
+    return out;
+  }).finally(() => releaseKvCache(model, cache));
+}
+
+/**
+ * Measures `c`'s step costs on `rt` (about a second on a 2-core software adapter, far less on a
+ * GPU). Stops between its parts when `signal` aborts (a run is opening).
  */
 export async function calibrate(rt: GpuRuntime, c: ModelConfig, signal?: AbortSignal): Promise<Calibration> {
   const t0 = performance.now();
-  // Between runs: a run being opened stops the calibration rather than share the GPU with it.
   const check = () => {
     if (signal?.aborted) throw new DOMException('the calibration was stopped: a run is opening', 'AbortError');
   };
-  const shape = calibrationShape(c);
-  const model = new Transformer(rt, shape, ParameterStore.create(rt, shape, initialWeights(shape, 1)));
-  const prompt = Array.from({ length: PROMPT }, (_, i) => i % shape.vocabSize);
-  /**
-   * Seconds per decode step at `rows` rows: generate() reports each submission (onChunk), so the
-   * last submission's decode steps are timed alone, after the prefill and the first submission
-   * compiled what they needed. eosTokenId -1: no row stops early.
-   */
-  const decodeStep = async (rows: number): Promise<number> => {
-    const marks: { steps: number; at: number }[] = [];
-    await generate(
-      model,
-      Array.from({ length: rows }, () => prompt),
-      { max_completion_length: 1 + 2 * DECODE_CHUNK, temperature: 1, top_k: 0, top_p: 1, seed: 1 },
-      { eosTokenId: -1, stepsPerSubmit: DECODE_CHUNK, onChunk: (steps) => marks.push({ steps, at: performance.now() }) },
-    );
-    const [a, b] = marks.slice(-2);
-    return (b.at - a.at) / 1000 / (b.steps - a.steps);
+  const parts = { count: 0, dispatch: 0, compile: 0, flops: 0, decode: 0 };
+  let mark = performance.now();
+  const lap = (part: keyof typeof parts) => {
+    const t = performance.now();
+    parts[part] += (t - mark) / 1000;
+    mark = t;
   };
-  const pass = (batch: number, seqLen: number) =>
-    seconds(async () => {
-      const rec = rt.recorder('calibration.pass');
-      const state = model.forward(rec, { batch, seqLen, ids: new Uint32Array(batch * seqLen).map((_, i) => i % shape.vocabSize), pads: new Array(batch).fill(0) });
-      const dLogits = rt.upload(new Float32Array(batch * seqLen * shape.vocabSize), 'calibration.dlogits');
-      model.backward(rec, state, dLogits);
-      // A read waits for the queue: the pass is timed to its end, not its submission.
-      const done = rec.readF32(dLogits, 1);
-      await rec.submit();
-      await done;
-      model.release(state);
-      rt.release(dLogits);
-    });
+  const one = zeroModel(rt, calibrationShape(c, 1));
+  const two = c.numLayers > 1 ? zeroModel(rt, calibrationShape(c, 2)) : null;
   try {
-    const narrow = await decodeStep(1);
+    // What a step records, on one and two layers (nothing compiled or run).
+    const count = (f: (m: Transformer) => ReturnType<typeof decodeDispatches>) => {
+      const a = f(one);
+      const b = two ? f(two) : a;
+      return { count: extendToLayers(tally(a), tally(b), c.numLayers), specs: [...a, ...b].map((d) => d.spec) };
+    };
+    const decode = [count((m) => decodeDispatches(m, 1, CONTEXT)), count((m) => decodeDispatches(m, WIDE_ROWS, CONTEXT))];
+    const pass = PASSES.map(([batch, seqLen]) => count((m) => passDispatches(m, batch, seqLen)));
+    const optimizer = count((m) => optimizerDispatches(m));
+    const commands: StepCommands = {
+      decode: [
+        { rows: 1, count: decode[0].count },
+        { rows: WIDE_ROWS, count: decode[1].count },
+      ],
+      context: CONTEXT,
+      pass: [
+        { batch: PASSES[0][0], seqLen: PASSES[0][1], count: pass[0].count },
+        { batch: PASSES[1][0], seqLen: PASSES[1][1], count: pass[1].count },
+      ],
+      optimizer: optimizer.count,
+    };
+    lap('count');
     check();
-    const wide = await decodeStep(WIDE_ROWS);
+    const { roundTrip, perDispatch } = await dispatchCosts(rt);
+    lap('dispatch');
     check();
-    // Both passes have more than 8 rows, so they use the same matmul kernels: the first compiles them.
-    const [smallBatch, smallLen, bigBatch, bigLen] = [1, 16, 4, 32];
-    await pass(smallBatch, smallLen);
+    // The decode step's kernels but the sampler (its pipeline alone takes about a second to
+    // compile on SwiftShader): the run's own, so its first step compiles them no more.
+    const timedDispatches = (rows: number) => decodeDispatches(one, rows, CONTEXT, false);
+    const decodeSpecs = [...new Set(timedDispatches(WIDE_ROWS).map((d) => d.spec))];
+    await rt.warmPipelines(decodeSpecs);
+    lap('compile');
     check();
-    const small = await pass(smallBatch, smallLen);
+    const flopsPerSecond = await flopRate(rt, perDispatch);
+    lap('flops');
     check();
-    const big = await pass(bigBatch, bigLen);
-    const smallTokens = smallBatch * smallLen;
-    const bigTokens = bigBatch * bigLen;
-    // Timing noise can make a difference negative: then the wide run's average is the per-row cost.
-    let decodePerRow = (wide - narrow) / (WIDE_ROWS - 1);
-    if (!(decodePerRow > 0)) decodePerRow = Math.max(0, wide) / WIDE_ROWS;
-    const decodeOverhead = Math.max(0, narrow - decodePerRow);
-    let trainPerToken = (big - small) / (bigTokens - smallTokens);
-    if (!(trainPerToken > 0)) trainPerToken = Math.max(0, big) / bigTokens;
-    const trainOverhead = Math.max(0, small - trainPerToken * smallTokens);
-    // Scale to the model: compute by the weights multiplied, fixed costs by the layers' dispatches.
-    const compute = computeWeights(c) / computeWeights(shape);
-    const dispatches = (c.numLayers + 1) / (shape.numLayers + 1);
+    // One untimed step creates the bind groups and buffers; then 1 and WIDE_ROWS rows.
+    await decodeSteps(one, WIDE_ROWS);
+    check();
+    const measured = [];
+    for (const rows of [1, WIDE_ROWS]) {
+      const seconds = await decodeSteps(one, rows);
+      const step = tally(timedDispatches(rows));
+      measured.push({ seconds, count: { dispatches: step.dispatches * TIMED_STEPS, workgroups: step.workgroups * TIMED_STEPS }, flops: TIMED_STEPS * rows * forwardFlopsPerToken(one.config, CONTEXT), submits: 1 });
+      check();
+    }
+    lap('decode');
+    const perWorkgroup = fitPerWorkgroup({ perDispatch, flopsPerSecond, roundTrip }, measured);
+    const speed: AdapterSpeed = { perDispatch, perWorkgroup, flopsPerSecond, roundTrip };
+    // Kernels by what makes a pipeline (launchers may build equal specs as separate objects).
+    const key = (k: KernelSpec) => `${k.name}:${k.entryPoint}:${JSON.stringify(k.constants ?? {})}:${k.code.length}`;
+    const stepSpecs = new Set([...decode[1].specs, ...pass[1].specs, ...optimizer.specs, ...optimizerKernels(rt.device.limits, one.params.trainable.length)].map(key));
+    const compiled = new Set(decodeSpecs.map(key));
     return {
-      decodeOverhead: decodeOverhead * dispatches,
-      decodePerRow: decodePerRow * compute,
-      trainOverhead: trainOverhead * dispatches,
-      trainPerToken: trainPerToken * compute,
-      measuredLayers: shape.numLayers,
-      measuredVocab: shape.vocabSize,
+      ...predictStepCosts(speed, c, commands),
+      measuredVocab: one.config.vocabSize,
       modelLayers: c.numLayers,
+      speed,
+      kernelsCompiled: decodeSpecs.length + 1,
+      kernelsLeft: [...stepSpecs].filter((s) => !compiled.has(s)).length,
       seconds: (performance.now() - t0) / 1000,
+      parts,
     };
   } finally {
-    model.params.destroy();
-    if (model.rope) rt.release(model.rope.buffer);
+    destroyModel(one);
+    if (two) destroyModel(two);
   }
 }
 

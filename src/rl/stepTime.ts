@@ -13,6 +13,8 @@ export interface StepCosts {
   /** One training pass (forward + backward) of a micro-batch: trainOverhead + trainPerToken × tokens. */
   trainOverhead: number;
   trainPerToken: number;
+  /** One optimizer step (gradient norm and AdamW over every trainable tensor); 0 when not known. */
+  optimizerStep?: number;
 }
 
 /** The settings a step's time depends on (GRPOConfig names). */
@@ -57,7 +59,8 @@ export function estimateStepTime(costs: StepCosts, shape: StepShape, promptToken
   const perPass = costs.trainOverhead + costs.trainPerToken * Math.min(micro, rows) * seqLen;
   // beta > 0: the first iteration also runs the reference model forward on each micro-batch.
   const reference = shape.beta > 0 ? passes * FORWARD_SHARE * perPass : 0;
-  const update = shape.num_iterations * passes * perPass + reference;
+  // One optimizer step per iteration over the batch (steps_per_generation 1).
+  const update = shape.num_iterations * (passes * perPass + (costs.optimizerStep ?? 0)) + reference;
   const step = sampling + update;
   return { sampling, update, step, run: step * shape.max_steps };
 }

@@ -70,14 +70,19 @@ describe('stepCountsIn', () => {
 });
 
 describe('calibrationShape', () => {
-  it('keeps a small model whole and cuts a big one to fewer layers and a capped vocabulary', () => {
+  it("keeps the model's width on one (or two) layers, and caps a big vocabulary", () => {
     const tiny = configFromHf({ model_type: 'gpt2', vocab_size: 259, n_embd: 128, n_layer: 4, n_head: 4, n_positions: 256 });
-    expect(calibrationShape(tiny).numLayers).toBe(4);
+    expect(calibrationShape(tiny).numLayers).toBe(1);
+    expect(calibrationShape(tiny, 2).numLayers).toBe(2);
     expect(calibrationShape(tiny).vocabSize).toBe(259);
+    expect(calibrationShape(tiny).maxPositions).toBe(64);
+    const one = configFromHf({ model_type: 'gpt2', vocab_size: 259, n_embd: 128, n_layer: 1, n_head: 4, n_positions: 256 });
+    expect(calibrationShape(one, 2).numLayers).toBe(1);
     const big = configFromHf({ model_type: 'gpt2', vocab_size: 50257, n_embd: 768, n_layer: 12, n_head: 12, n_positions: 1024 });
     const cut = calibrationShape(big);
     expect(cut.numLayers).toBe(1);
     expect(cut.vocabSize).toBeLessThan(50257);
+    expect(cut.vocabSize).toBeGreaterThanOrEqual(256);
     expect(cut.hiddenSize).toBe(768);
   });
 });
