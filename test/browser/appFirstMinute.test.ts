@@ -160,6 +160,8 @@ describe('the time per step before Train', () => {
     }
     await page.getByTestId('train').click();
     await page.getByTestId('run-status').filter({ hasText: 'Finished' }).waitFor({ timeout: 240_000 });
+    // Beside the estimate, what the run's step measured (the first step compiles the kernels).
+    await expect(page.getByTestId('step-measured').textContent()).resolves.toMatch(/Measured in this run: \d+ (s|min) per step over 1 step \(the first/);
     await shootSections('trained');
     await expectFits();
     await page.setViewportSize(NARROW);
