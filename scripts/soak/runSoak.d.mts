@@ -34,6 +34,9 @@ export interface SoakTotals {
   committed: number;
   details: SoakDetail[];
 }
-/** `finalResume` (default true): after the last check, resume once more and require one more committed step. */
-export function runSoak(options: { schedule: SoakCycle[]; log?: (line: string) => void; timeoutScale?: number; finalResume?: boolean }): Promise<SoakTotals>;
+/**
+ * `finalResume` (default true): after the last check, resume once more and require one more
+ * committed step; `secondTab` (default true): meanwhile a second tab's Resume must be refused.
+ */
+export function runSoak(options: { schedule: SoakCycle[]; log?: (line: string) => void; timeoutScale?: number; finalResume?: boolean; secondTab?: boolean }): Promise<SoakTotals>;
 export function soakLine(totals: SoakTotals): string;

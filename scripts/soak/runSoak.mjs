@@ -1,6 +1,6 @@
 // Kill/reload soak: trains a run in the app on one browser profile and kills it at seeded
 // moments, then reopens the profile and checks the store before resuming. Used by
-// scripts/soak.mjs (N cycles, on demand) and test/browser/soak.test.ts (2 cycles, CI).
+// scripts/soak.mjs (N cycles, on demand) and test/browser/soak.test.ts (1 cycle, CI).
 //
 // A kill is one of
 //   kill   SIGKILL of the whole browser process (a crash, a power cut of the app; the profile stays)
@@ -21,7 +21,7 @@
 // and its size) and its global_step is its step + 1, and the rubric stored under the run's
 // rubric version hashes to that version. Then Resume is clicked (the next kill follows). After
 // the last cycle the store is checked once more and (finalResume) the run resumed, and it must
-// commit one more step, and a second tab's Resume of it meanwhile must be refused (its lock).
+// commit one more step, and (secondTab) a second tab's Resume of it meanwhile must be refused (its lock).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -221,7 +221,7 @@ const HOLD_CHECKPOINT_WRITE = () => {
  * Runs `schedule` (from soakSchedule) and returns the totals:
  * { cycles, stepsLost, stepsDuplicated, resumeErrors, storeProblems, twoTabErrors, stepsRedone, committed, details }.
  */
-export async function runSoak({ schedule, log = () => {}, timeoutScale = 1, finalResume = true }) {
+export async function runSoak({ schedule, log = () => {}, timeoutScale = 1, finalResume = true, secondTab = true }) {
   const T = (ms) => ms * timeoutScale;
   const vite = await startVite();
   const profile = mkdtempSync(join(tmpdir(), 'rp-soak-'));
@@ -393,17 +393,19 @@ export async function runSoak({ schedule, log = () => {}, timeoutScale = 1, fina
       log(`  final resume did not commit a step: ${(await failedText()) ?? 'no new step'}`);
     }
     // Two tabs on one run: while this tab trains, a second tab's Resume must be refused.
-    const first = page;
-    await openApp();
-    const second = page;
-    await row().getByTestId('run-resume').click({ timeout: T(30_000) });
-    const refusal = await second.getByTestId('run-error').textContent({ timeout: T(60_000) }).catch(() => null);
-    if (!refusal?.includes('is open in another tab or window')) {
-      totals.twoTabErrors++;
-      log(`  a second tab's Resume was not refused while the first trained: ${refusal ?? (await second.getByTestId('run-status').textContent())}`);
+    if (secondTab) {
+      const first = page;
+      await openApp();
+      const second = page;
+      await row().getByTestId('run-resume').click({ timeout: T(30_000) });
+      const refusal = await second.getByTestId('run-error').textContent({ timeout: T(60_000) }).catch(() => null);
+      if (!refusal?.includes('is open in another tab or window')) {
+        totals.twoTabErrors++;
+        log(`  a second tab's Resume was not refused while the first trained: ${refusal ?? (await second.getByTestId('run-status').textContent())}`);
+      }
+      await second.close();
+      page = first;
     }
-    await second.close();
-    page = first;
     totals.committed = await shownSteps();
     await page.getByTestId('stop').click({ timeout: 10_000 }).catch(() => {});
     const after = await page.evaluate(STORE_CHECK);
