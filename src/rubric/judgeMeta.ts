@@ -208,9 +208,13 @@ export interface JudgeLoad {
   requests_per_second: number | null;
 }
 
-/** One step's judge load from its rollouts' results and its judge_seconds. */
-export function judgeLoad(rubric: Rubric, step: number, results: readonly (readonly (CriterionResult & { probe?: string })[])[], judgeSeconds: number): JudgeLoad {
-  const questions = new Set(rubric.criteria.filter((c) => !isRuleCriterion(c)).map((c) => c.id));
+/** The ids of the rubric's judge_question criteria (the ones a model judge answers). */
+export function questionIds(rubric: Pick<Rubric, 'criteria'>): Set<string> {
+  return new Set(rubric.criteria.filter((c) => !isRuleCriterion(c)).map((c) => c.id));
+}
+
+/** One step's judge load from its rollouts' results and its judge_seconds; `questions`: questionIds(rubric). */
+export function judgeLoad(questions: ReadonlySet<string>, step: number, results: readonly (readonly (CriterionResult & { probe?: string })[])[], judgeSeconds: number): JudgeLoad {
   let requests = 0;
   for (const row of results) {
     for (const r of row) {

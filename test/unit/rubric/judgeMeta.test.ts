@@ -1,6 +1,6 @@
 // Judge meta-evaluation (src/rubric/judgeMeta.ts) against hand-computed values.
 import { describe, expect, it } from 'vitest';
-import { averageRanks, cohenKappa, judgeLoad, labelAgreement, leniency, verbosityBias, type LengthScore } from '../../../src/rubric/judgeMeta';
+import { averageRanks, cohenKappa, judgeLoad, questionIds, labelAgreement, leniency, verbosityBias, type LengthScore } from '../../../src/rubric/judgeMeta';
 import type { CriterionResult } from '../../../src/rubric/judge';
 import { parseRubric } from '../../../src/rubric/schema';
 
@@ -88,7 +88,8 @@ describe('judge load', () => {
       [bad('a'), ok('b', 0)],
       [{ criterion_id: 'a', status: 'needs_model', score: null, reason: '' } as CriterionResult, ok('b', 0)],
     ];
-    expect(judgeLoad(rubric, 4, rows, 2)).toEqual({ step: 4, model_requests: 3, judge_seconds: 2, requests_per_second: 1.5 });
-    expect(judgeLoad(rubric, 0, rows, 0).requests_per_second).toBeNull();
+    expect(judgeLoad(questionIds(rubric), 4, rows, 2)).toEqual({ step: 4, model_requests: 3, judge_seconds: 2, requests_per_second: 1.5 });
+    expect(judgeLoad(questionIds(rubric), 0, rows, 0).requests_per_second).toBeNull();
+    expect([...questionIds(rubric)]).toEqual(['a']);
   });
 });
