@@ -86,6 +86,9 @@ describe('the built page under a sub-path', () => {
   it('opens a lesson link, loads the embedded model from the sub-path, and shares links under it', async () => {
     const page = opened.page;
     await page.getByTestId('lesson-guide').filter({ hasText: LESSON.title }).waitFor({ timeout: 60_000 });
+    // The lesson's recording (public/recordings/) is found under the sub-path too.
+    await page.getByTestId('recording-about').waitFor({ timeout: 60_000 });
+    expect(requests).toContain(`${SUB}recordings/index.json`);
     // The first visit's service worker takes control of the page (clients.claim) once installed;
     // the model fetched after that is cached for offline use.
     await page.waitForFunction(() => navigator.serviceWorker.controller !== null, null, { timeout: 60_000 });
