@@ -20,6 +20,7 @@ import {
   type Rubric,
   type Scores,
 } from '../rubric';
+import { irtRubricUpdate, type IrtOnlineState } from '../rubric/irtOnline';
 import { applyBias, type JudgeBias } from '../rubric/bias';
 import { evidenceMetrics, type EvidenceMetrics } from '../rubric/evidenceCredit';
 import type { GrpoConfig } from './config';
@@ -56,6 +57,8 @@ export interface GrpoContext {
   judgeCache?: JudgeCache;
   /** The bias sandbox's declared bias over the trained rubric's verdicts (src/rubric/bias.ts); null/absent = off. */
   judgeBias?: JudgeBias | null;
+  /** irt_ability: the run's IRT item table and stored verdicts, carried across steps (src/rubric/irtOnline.ts); absent = none yet. Not saved with checkpoints. */
+  irt?: IrtOnlineState | null;
   config: GrpoConfig;
   /** Frees the judge's own GPU weights (self and model judges). */
   releaseJudge?: () => void;
@@ -196,9 +199,11 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const judgeSeconds = (performance.now() - tJudge) / 1000;
   const scores: Scores[] = results.map((r) => scoresOf(rubric, r));
   const keep: (readonly boolean[])[] = [];
+  // irt_ability: the run's item table takes the whole batch's verdicts once per step (online EM), then every group is scored under it.
+  if (cfg.reward_aggregation.method === 'irt_ability' && !pure) ctx.irt = irtRubricUpdate(rubric, ctx.irt, scores, cfg.reward_aggregation.pass_threshold);
   for (let g = 0; g < prompts.length && !pure; g++) {
     // history: correlation_weights estimates its correlations from the whole batch's verdicts.
-    const group = aggregateGroup(rubric, scores.slice(g * G, (g + 1) * G), cfg.reward_aggregation, { seed: cfg.seed, step, group: g }, scores);
+    const group = aggregateGroup(rubric, scores.slice(g * G, (g + 1) * G), cfg.reward_aggregation, { seed: cfg.seed, step, group: g, irt: ctx.irt ?? undefined }, scores);
     group.rewards.forEach((reward, i) => (rollouts[g * G + i].reward = reward));
     if (group.keep) keep.push(group.keep);
   }

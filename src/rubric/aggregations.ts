@@ -11,6 +11,7 @@ import {
 import { adaptiveWeights, DEFAULT_ADAPTIVE_FLOOR } from './adaptive';
 import { correlationWeights } from './correlationWeights';
 import { DEFAULT_FORK_BETA, forkReward, forkRubricIssue } from './fork';
+import { irtRubricRewards, irtRubricUpdate, type IrtOnlineState } from './irtOnline';
 import { rubricDropout } from './dropout';
 import { HOLISTIC_ID, holisticReward } from './holistic';
 import type { Rubric } from './schema';
@@ -27,6 +28,8 @@ export const AGGREGATIONS = [
   // RRD's correlation-aware weights (correlationWeights.ts) and FORK's precision + recall (fork.ts).
   'correlation_weights',
   'fork_precision_recall',
+  // RRT's 2PL ability (irtOnline.ts): item parameters carried across steps by online EM.
+  'irt_ability',
 ] as const;
 export type AggregationName = (typeof AGGREGATIONS)[number];
 
@@ -59,6 +62,8 @@ export interface GroupContext {
   seed: number;
   step: number;
   group: string | number;
+  /** irt_ability: the run's item table, this step's verdicts already folded in (the trainer keeps it across steps). */
+  irt?: IrtOnlineState;
 }
 
 export interface GroupRewards {
@@ -113,6 +118,12 @@ export function aggregateGroup(
     }
     case 'fork_precision_recall':
       return { rewards: groupScores.map((s) => forkReward(rubric, s, config.fork_beta ?? DEFAULT_FORK_BETA)) };
+    case 'irt_ability': {
+      // The trainer passes its carried item table (context.irt); elsewhere (Try it, dynamic
+      // sampling's pre-check, guided rows) the items are one update from the prior with the verdicts given.
+      const state = context?.irt ?? irtRubricUpdate(rubric, null, history ?? groupScores, options.threshold);
+      return { rewards: irtRubricRewards(rubric, state, groupScores, options.threshold) };
+    }
     default: {
       if (!(config.method in ROLLOUT_AGGREGATIONS)) throw new RangeError(`unknown aggregation method "${String(config.method)}"`);
       const aggregate = ROLLOUT_AGGREGATIONS[config.method];
@@ -139,6 +150,8 @@ export function aggregateAll(
     if (method === 'holistic_likert' && !rubric.criteria.some((c) => c.id === HOLISTIC_ID)) continue;
     // Only where the rubric marks recall items (and has other criteria).
     if (method === 'fork_precision_recall' && forkRubricIssue(rubric) !== null) continue;
+    // Stateful: its reward depends on the run's item table, which only the trainer has.
+    if (method === 'irt_ability') continue;
     out[method] = aggregateGroup(rubric, groupScores, { ...config, method }, context, history).rewards;
   }
   return out;

@@ -80,3 +80,4 @@ export { lintRubric, compoundParts, similarity, invertedRule, LINT_CODES, type L
 export { checkLeakage, type LeakageOptions, type LeakageRow } from './leakage';
 export { measureRubric, pearson, correlationAwareWeights, criterionCorrelation, REDUNDANT_CORRELATION, type RubricMeasure, type CriterionMeasure, type CriterionFlag, type MeasuredRollout } from './measure';
 export { fitIrt, irtVerdicts, irtAbility, itemInformation, informativeCriteria, type IrtFit, type IrtItem, type Verdict } from './irt';
+export { newIrtState, irtOnlineUpdate, irtExpectedCounts, irtEap, irtRewardOf, normalCdf, irtRubricUpdate, irtRubricRewards, irtStateItems, type IrtOnlineState } from './irtOnline';

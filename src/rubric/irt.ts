@@ -87,8 +87,8 @@ export function irtObjective(verdicts: readonly (readonly Verdict[])[], params: 
   return logMarginal + params.reduce((s, p) => s + (p ? itemLogPrior(p.a, p.c) : 0), 0);
 }
 
-/** Per rollout, the posterior over the grid given the items (normalised), and the summed log marginal. */
-function posteriors(verdicts: readonly (readonly Verdict[])[], params: readonly ({ a: number; c: number } | null)[], theta: number[], weight: number[]) {
+/** Per rollout, the posterior over the grid given the items (normalised), and the summed log marginal. Exported for the online fit (irtOnline.ts). */
+export function posteriors(verdicts: readonly (readonly Verdict[])[], params: readonly ({ a: number; c: number } | null)[], theta: number[], weight: number[]) {
   // log p_jq and log(1 − p_jq) once per item and grid point; a row's likelihood is then sums.
   const logPass = params.map((p) => (p ? theta.map((t) => logSigmoid(p.a * t + p.c)) : null));
   const logFail = params.map((p) => (p ? theta.map((t) => logSigmoid(-(p.a * t + p.c))) : null));
@@ -113,8 +113,8 @@ function posteriors(verdicts: readonly (readonly Verdict[])[], params: readonly 
   return { post, logMarginal };
 }
 
-/** M-step for one item: Newton on Σ_q [r_q log p_q + (n_q − r_q) log(1 − p_q)] + log prior. */
-function mStep(theta: number[], n: number[], r: number[], start: { a: number; c: number }): { a: number; c: number } {
+/** M-step for one item: Newton on Σ_q [r_q log p_q + (n_q − r_q) log(1 − p_q)] + log prior. Exported for the online fit (irtOnline.ts). */
+export function mStep(theta: number[], n: number[], r: number[], start: { a: number; c: number }): { a: number; c: number } {
   let { a, c } = start;
   const va = IRT_PRIOR.aSd ** 2;
   const vc = IRT_PRIOR.cSd ** 2;

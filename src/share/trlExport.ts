@@ -145,10 +145,19 @@ function specRubric(rubric: Rubric, version: string, aggregation: RewardSpecRubr
   };
 }
 
+/**
+ * irt_ability's reward depends on the item table the page fits over the whole run (online EM over
+ * every verdict so far, src/rubric/irtOnline.ts); rubric_reward.py is called per batch with no
+ * memory of earlier ones, so it could not give the same reward: the export is refused, saying so.
+ */
+export const IRT_EXPORT_REFUSAL =
+  'reward_aggregation "irt_ability" cannot be exported to TRL: its reward depends on item parameters the page fits over the whole run by online EM (from every verdict so far), and rubric_reward.py, called once per batch with no memory of earlier batches, cannot reproduce them. Export with another reward aggregation, e.g. "weighted_mean"';
+
 /** The spec rubric_reward.py embeds for an experiment (validated with parseExperiment). */
 export async function rubricRewardSpec(experiment: unknown, options: TrlExportOptions = {}): Promise<RewardSpec> {
   const { rubric: checklist, heldOutRubric, config } = parseExperiment(experiment);
   const a = config.reward_aggregation;
+  if (a.method === 'irt_ability') throw new Error(IRT_EXPORT_REFUSAL);
   // holistic_likert: rubric_reward.py asks the holistic criterion too, as the page's judges do.
   const rubric = judgedRubric(checklist, a.method);
   const spec: RewardSpec = {

@@ -191,7 +191,8 @@ export async function guidedRollouts(
     const mine = records.filter((r) => r.group === g);
     if (mine.length === 0) continue;
     const all: Scores[] = [...member(g).map((r) => r.scores), ...mine.map((r) => r.scores)];
-    const rewards = aggregateGroup(rubric, all, cfg.reward_aggregation, { seed: cfg.seed, step, group: g }).rewards.slice(G);
+    // irt_ability: under the run's item table, this step's verdicts folded in (grpoStep's stage 2).
+    const rewards = aggregateGroup(rubric, all, cfg.reward_aggregation, { seed: cfg.seed, step, group: g, irt: ctx.irt ?? undefined }).rewards.slice(G);
     mine.forEach((r, j) => (r.reward = rewards[j]));
   }
 

@@ -154,7 +154,8 @@ async function judgeForFilter(ctx: GrpoContext, step: number, groups: GroupDraw[
     g.results = applyBias(ctx.rubric, results.slice(i * G, (i + 1) * G), rollouts.slice(i * G, (i + 1) * G).map((r) => r.completion), ctx.judgeBias, { seed: cfg.seed, step, offset: slots[i] * G });
     const scores = g.results.map((r) => scoresOf(ctx.rubric, r));
     // The same aggregation, with the same (seed, step, group), as stage 2 of the step.
-    const agg = aggregateGroup(ctx.rubric, scores, cfg.reward_aggregation, { seed: cfg.seed, step, group: slots[i] });
+    // irt_ability: under the item table as the previous step left it (stage 2 folds this step's verdicts in).
+    const agg = aggregateGroup(ctx.rubric, scores, cfg.reward_aggregation, { seed: cfg.seed, step, group: slots[i], irt: ctx.irt ?? undefined });
     return isLearnable(agg.rewards, scores, { gdpo: cfg.multi_objective_aggregation === 'normalize_then_sum', keep: agg.keep });
   });
 }

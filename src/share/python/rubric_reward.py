@@ -895,6 +895,9 @@ def aggregate_group(criteria, group_scores, aggregation, seed=0, step=0, group=0
         return correlation_weights(criteria, group_scores, history=history)
     if method == "fork_precision_recall":
         return [fork_precision_recall(criteria, s, beta=aggregation.get("fork_beta", 1)) for s in group_scores]
+    if method == "irt_ability":
+        # The page refuses to export it; a hand-edited spec gets the same reason.
+        raise ValueError("irt_ability needs the item parameters the page fits over the whole run (online EM); this module has no memory across batches and cannot reproduce it")
     return [ROLLOUT_AGGREGATIONS[method](criteria, s, **options) for s in group_scores]
 
 

@@ -61,7 +61,7 @@ describe('normalize_then_sum (GDPO) with reward aggregations', () => {
     expect(() => parseGrpoConfig({ multi_objective_aggregation: 'normalize_then_sum', reward_aggregation: { method: 'rubric_dropout', dropout_aggregation: 'weighted_mean' } })).not.toThrow();
   });
 
-  it.each(['healthbench_points', 'essential_gated', 'strict_all_required', 'adaptive_weights', 'correlation_weights', 'fork_precision_recall'])('is refused with %s, saying why and what to use', (method) => {
+  it.each(['healthbench_points', 'essential_gated', 'strict_all_required', 'adaptive_weights', 'correlation_weights', 'fork_precision_recall', 'irt_ability'])('is refused with %s, saying why and what to use', (method) => {
     expect(() => parseGrpoConfig({ multi_objective_aggregation: 'normalize_then_sum', reward_aggregation: { method } })).toThrow(
       new RegExp(`multi_objective_aggregation: .*reward_aggregation "${method}" is not one .*"sum_then_normalize" with "${method}"`),
     );

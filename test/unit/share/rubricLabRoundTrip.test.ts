@@ -1,11 +1,15 @@
 // The rubric lab's aggregation options (correlation_weights, fork_precision_recall with fork_beta)
 // and FORK's recall marks survive share links, run files and the TRL export.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseExperiment } from '../../../src/rl/experiment';
 import { decodeShareLink, encodeShareLink, type Shared } from '../../../src/share/link';
 import { FIRST_VISIT } from '../../../src/share/presets';
 import { readRunFile, runFileJson } from '../../../src/share/runFile';
-import { exportToTrl, rubricRewardSpec } from '../../../src/share/trlExport';
+import { exportToTrl, exportToTrlZip, IRT_EXPORT_REFUSAL, rubricRewardSpec } from '../../../src/share/trlExport';
 
 const RUBRIC = {
   name: 'fork',
@@ -21,7 +25,7 @@ const experiment = (aggregation: Record<string, unknown>) => ({
 });
 
 describe('rubric lab options round-trip', () => {
-  it.each([{ method: 'fork_precision_recall', fork_beta: 2 }, { method: 'correlation_weights' }])('%o through a share link and a run file', async (aggregation) => {
+  it.each([{ method: 'fork_precision_recall', fork_beta: 2 }, { method: 'correlation_weights' }, { method: 'irt_ability' }])('%o through a share link and a run file', async (aggregation) => {
     const s: Shared = { experiment: experiment(aggregation) as Shared['experiment'] };
     const back = decodeShareLink(encodeShareLink(s));
     expect(back).toEqual(s);
@@ -39,5 +43,38 @@ describe('rubric lab options round-trip', () => {
     expect(spec.reward.criteria.map((c) => c.recall ?? false)).toEqual([true, false]);
     const { files } = await exportToTrl(experiment({ method: 'correlation_weights' }));
     expect(files['train_grpo.py']).toMatch(/correlation_weights: rubric_reward.py estimates the criterion correlations from each call's completions/);
+  });
+
+  it('the TRL export refuses irt_ability (its item table spans the run; rubric_reward.py has no memory across batches), saying why', async () => {
+    const refusal = /reward_aggregation "irt_ability" cannot be exported to TRL: .*online EM.*no memory of earlier batches.*Export with another reward aggregation/;
+    expect(IRT_EXPORT_REFUSAL).toMatch(refusal);
+    await expect(rubricRewardSpec(experiment({ method: 'irt_ability' }))).rejects.toThrow(refusal);
+    await expect(exportToTrl(experiment({ method: 'irt_ability' }))).rejects.toThrow(refusal);
+    await expect(exportToTrlZip(experiment({ method: 'irt_ability' }))).rejects.toThrow(refusal);
+    // Another method of the same experiment still exports.
+    await expect(exportToTrl(experiment({ method: 'weighted_mean' }))).resolves.toBeDefined();
+  });
+
+  it.skipIf(spawnSync('python3', ['--version']).status !== 0)('rubric_reward.py refuses a hand-edited irt_ability spec with the reason', async () => {
+    const { files } = await exportToTrl(experiment({ method: 'weighted_mean' }));
+    const dir = mkdtempSync(join(tmpdir(), 'irt-python-'));
+    try {
+      writeFileSync(join(dir, 'rubric_reward.py'), files['rubric_reward.py']);
+      const call = (method: string) =>
+        spawnSync('python3', ['-c', `import rubric_reward as r\nc = r.SPEC["reward"]["criteria"]\nprint(r.aggregate_group(c, [[1] * len(c)], dict(r.SPEC["reward"]["aggregation"], method="${method}")))`], {
+          cwd: dir,
+          encoding: 'utf8',
+          env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' },
+          timeout: 60_000,
+        });
+      const ok = call('weighted_mean');
+      expect(ok.stderr).toBe('');
+      expect(ok.stdout.trim()).toBe('[1.0]');
+      const refused = call('irt_ability');
+      expect(refused.status).not.toBe(0);
+      expect(refused.stderr).toMatch(/ValueError: irt_ability needs the item parameters the page fits over the whole run \(online EM\)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
