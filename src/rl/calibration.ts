@@ -4,7 +4,7 @@
 // step, a training pass and the optimizer step, captured without compiling or running
 // anything) and prices the counts with what this adapter was measured to cost
 // (src/rl/costModel.ts): a trivial kernel gives the cost of a dispatch and of a submission, the
-// engine's small-row matmul at two depths gives the FLOP rate, and a few real decode steps of a
+// engine's small-row matmul at two depths gives the FLOP rates, and a few real decode steps of a
 // one-layer model of the experiment's width give the cost of a workgroup of the engine's own
 // kernels. Those decode kernels are the run's own, so the pipelines compiled here are the first
 // step's too. Weights are zeros (nothing is downloaded but config.json; the values do not change
@@ -41,8 +41,11 @@ export interface Calibration extends StepCosts {
 
 /** At most this many weights are built for a calibration model (zeros: allocation and upload stay quick). */
 const MAX_CALIBRATION_WEIGHTS = 4_000_000;
-/** Context length the decode steps are counted and timed at. */
-const CONTEXT = 32;
+/**
+ * Context length the decode steps are counted and timed at (a prompt and part of a completion:
+ * attention's workgroups take longer on a longer context), at most the model's.
+ */
+const CONTEXT = 64;
 const WIDE_ROWS = 8;
 /**
  * The training passes' products run the tiled matmul, several times faster per FLOP than the
@@ -52,10 +55,10 @@ const WIDE_ROWS = 8;
 const TILED_OVER_SMALL = 10;
 /** Decode steps per timed submission. */
 const TIMED_STEPS = 2;
-/** The two training passes counted (batch × seqLen). */
+/** The two training passes counted (batch × seqLen; a prompt and a completion are tens of tokens each). */
 const PASSES = [
-  [1, 16],
-  [4, 32],
+  [1, 32],
+  [4, 64],
 ] as const;
 
 function totalWeights(c: ModelConfig): number {
@@ -64,7 +67,7 @@ function totalWeights(c: ModelConfig): number {
 
 /** The shape counted and timed: the model's width on one layer, short positions, and a vocabulary capped to fit MAX_CALIBRATION_WEIGHTS. */
 export function calibrationShape(c: ModelConfig, layers = 1): ModelConfig {
-  let shape: ModelConfig = { ...c, numLayers: Math.min(layers, c.numLayers), maxPositions: Math.min(c.maxPositions, 64) };
+  let shape: ModelConfig = { ...c, numLayers: Math.min(layers, c.numLayers), maxPositions: Math.min(c.maxPositions, CONTEXT) };
   if (totalWeights(shape) > MAX_CALIBRATION_WEIGHTS) {
     const perToken = c.hiddenSize * (c.tieWordEmbeddings ? 1 : 2);
     const vocab = Math.max(256, Math.floor((MAX_CALIBRATION_WEIGHTS - totalWeights({ ...shape, vocabSize: 0 })) / perToken));
@@ -128,8 +131,9 @@ async function dispatchCosts(rt: GpuRuntime): Promise<{ roundTrip: number; perDi
 /**
  * FLOPs per second of the engine's small-row matmul (the decode steps' products): the same
  * workgroups at two depths, so only the arithmetic differs. Its pipeline is a decode step's.
+ * The training passes' rate is taken as TILED_OVER_SMALL times that.
  */
-async function flopRate(rt: GpuRuntime, perDispatch: number): Promise<number> {
+async function flopRates(rt: GpuRuntime, perDispatch: number): Promise<{ rowFlopsPerSecond: number; flopsPerSecond: number }> {
   const [m, n, shallow, deep, reps] = [WIDE_ROWS, 128, 128, 1024, 2];
   const a = rt.storage(4 * m * deep);
   const b = rt.storage(4 * n * deep);
@@ -146,25 +150,25 @@ async function flopRate(rt: GpuRuntime, perDispatch: number): Promise<number> {
     const flops = 2 * m * n * (deep - shallow) * reps;
     // Noise can make the difference vanish: then the deep run's whole time bounds the rate.
     const small = flops / (extra > 0 ? extra : Math.max(1e-6, deepSeconds - reps * perDispatch));
-    return small * TILED_OVER_SMALL;
+    return { rowFlopsPerSecond: small, flopsPerSecond: small * TILED_OVER_SMALL };
   } finally {
     rt.release(a, b, c);
   }
 }
 
 /** Seconds per decode step (no sampler) of `rows` rows: TIMED_STEPS steps in one submission. */
-function decodeSteps(model: Transformer, rows: number): Promise<number> {
+function decodeSteps(model: Transformer, rows: number, context: number): Promise<number> {
   const { rt } = model;
-  const cache = createKvCache(model, rows, CONTEXT);
+  const cache = createKvCache(model, rows, context);
   const tokens = rt.upload(new Uint32Array(rows), 'calibration.tokens');
-  const positions = rt.upload(new Uint32Array(rows).fill(CONTEXT - 1), 'calibration.positions');
+  const positions = rt.upload(new Uint32Array(rows).fill(context - 1), 'calibration.positions');
   const pads = rt.upload(new Uint32Array(rows), 'calibration.pads');
   return timed(rt, (rec) => {
     const scratch = new RecordingScratch(rt, rec);
     let logits: GPUBuffer | null = null;
     for (let i = 0; i < TIMED_STEPS; i++) {
       if (logits) scratch.done(logits);
-      logits = recordDecodeStep(model, rec, cache, { tokens, positions, pads, length: CONTEXT }, scratch);
+      logits = recordDecodeStep(model, rec, cache, { tokens, positions, pads, length: context }, scratch);
     }
     rec.releaseAfterSubmit(tokens, positions, pads);
     const out = rt.storage(16, 'calibration.out');
@@ -201,18 +205,21 @@ export async function calibrate(rt: GpuRuntime, c: ModelConfig, signal?: AbortSi
       const b = two ? f(two) : a;
       return { count: extendToLayers(tally(a), tally(b), c.numLayers), specs: [...a, ...b].map((d) => d.spec) };
     };
-    const decode = [count((m) => decodeDispatches(m, 1, CONTEXT)), count((m) => decodeDispatches(m, WIDE_ROWS, CONTEXT))];
-    const pass = PASSES.map(([batch, seqLen]) => count((m) => passDispatches(m, batch, seqLen)));
+    // The calibration shape's positions: CONTEXT, or fewer when the model has fewer.
+    const context = one.config.maxPositions;
+    const passes = PASSES.map(([batch, seqLen]) => [batch, Math.min(seqLen, context)] as const);
+    const decode = [count((m) => decodeDispatches(m, 1, context)), count((m) => decodeDispatches(m, WIDE_ROWS, context))];
+    const pass = passes.map(([batch, seqLen]) => count((m) => passDispatches(m, batch, seqLen)));
     const optimizer = count((m) => optimizerDispatches(m));
     const commands: StepCommands = {
       decode: [
         { rows: 1, count: decode[0].count },
         { rows: WIDE_ROWS, count: decode[1].count },
       ],
-      context: CONTEXT,
+      context,
       pass: [
-        { batch: PASSES[0][0], seqLen: PASSES[0][1], count: pass[0].count },
-        { batch: PASSES[1][0], seqLen: PASSES[1][1], count: pass[1].count },
+        { batch: passes[0][0], seqLen: passes[0][1], count: pass[0].count },
+        { batch: passes[1][0], seqLen: passes[1][1], count: pass[1].count },
       ],
       optimizer: optimizer.count,
     };
@@ -223,27 +230,27 @@ export async function calibrate(rt: GpuRuntime, c: ModelConfig, signal?: AbortSi
     check();
     // The decode step's kernels but the sampler (its pipeline alone takes about a second to
     // compile on SwiftShader): the run's own, so its first step compiles them no more.
-    const timedDispatches = (rows: number) => decodeDispatches(one, rows, CONTEXT, false);
+    const timedDispatches = (rows: number) => decodeDispatches(one, rows, context, false);
     const decodeSpecs = [...new Set(timedDispatches(WIDE_ROWS).map((d) => d.spec))];
     await rt.warmPipelines(decodeSpecs);
     lap('compile');
     check();
-    const flopsPerSecond = await flopRate(rt, perDispatch);
+    const rates = await flopRates(rt, perDispatch);
     lap('flops');
     check();
     // One untimed step creates the bind groups and buffers; then 1 and WIDE_ROWS rows.
-    await decodeSteps(one, WIDE_ROWS);
+    await decodeSteps(one, WIDE_ROWS, context);
     check();
     const measured = [];
     for (const rows of [1, WIDE_ROWS]) {
-      const seconds = await decodeSteps(one, rows);
+      const seconds = await decodeSteps(one, rows, context);
       const step = tally(timedDispatches(rows));
-      measured.push({ seconds, count: { dispatches: step.dispatches * TIMED_STEPS, workgroups: step.workgroups * TIMED_STEPS }, flops: TIMED_STEPS * rows * forwardFlopsPerToken(one.config, CONTEXT), submits: 1 });
+      measured.push({ seconds, count: { dispatches: step.dispatches * TIMED_STEPS, workgroups: step.workgroups * TIMED_STEPS }, flops: TIMED_STEPS * rows * forwardFlopsPerToken(one.config, context), submits: 1 });
       check();
     }
     lap('decode');
-    const perWorkgroup = fitPerWorkgroup({ perDispatch, flopsPerSecond, roundTrip }, measured);
-    const speed: AdapterSpeed = { perDispatch, perWorkgroup, flopsPerSecond, roundTrip };
+    const perWorkgroup = fitPerWorkgroup({ perDispatch, roundTrip, ...rates }, measured);
+    const speed: AdapterSpeed = { perDispatch, perWorkgroup, roundTrip, ...rates };
     // Kernels by what makes a pipeline (launchers may build equal specs as separate objects).
     const key = (k: KernelSpec) => `${k.name}:${k.entryPoint}:${JSON.stringify(k.constants ?? {})}:${k.code.length}`;
     const stepSpecs = new Set([...decode[1].specs, ...pass[1].specs, ...optimizer.specs, ...optimizerKernels(rt.device.limits, one.params.trainable.length)].map(key));

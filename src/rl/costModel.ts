@@ -18,13 +18,18 @@ export interface CommandCount {
 export interface AdapterSpeed {
   perDispatch: number;
   perWorkgroup: number;
+  /** Matrix products of many rows (the training passes' tiled matmul). */
   flopsPerSecond: number;
+  /** Matrix products of a few rows (the decode steps' small-row matmul: far fewer FLOPs a second). */
+  rowFlopsPerSecond: number;
   /** A submission and a small readback, waited for. */
   roundTrip: number;
 }
 
-export function commandSeconds(speed: AdapterSpeed, count: CommandCount, flops: number, submits = 0): number {
-  return count.dispatches * speed.perDispatch + count.workgroups * speed.perWorkgroup + flops / speed.flopsPerSecond + submits * speed.roundTrip;
+/** `rows`: the products are decode steps' (a few rows each), priced at rowFlopsPerSecond. */
+export function commandSeconds(speed: AdapterSpeed, count: CommandCount, flops: number, submits = 0, rows = false): number {
+  const rate = rows ? speed.rowFlopsPerSecond : speed.flopsPerSecond;
+  return count.dispatches * speed.perDispatch + count.workgroups * speed.perWorkgroup + flops / rate + submits * speed.roundTrip;
 }
 
 /** n(L) = n(1) + (L - 1)·(n(2) - n(1)): what `layers` layers record, from what one and two do. */
@@ -33,15 +38,15 @@ export function extendToLayers(one: CommandCount, two: CommandCount, layers: num
 }
 
 /**
- * The cost per workgroup that explains measured times of recordings whose dispatches, FLOPs and
- * submissions are known (least squares through zero over the recordings); 0 when the other
- * costs explain everything (a fast GPU).
+ * The cost per workgroup that explains measured times of decode steps whose dispatches, FLOPs
+ * (a few rows each) and submissions are known (least squares through zero over the
+ * recordings); 0 when the other costs explain everything (a fast GPU).
  */
 export function fitPerWorkgroup(speed: Omit<AdapterSpeed, 'perWorkgroup'>, measured: readonly { seconds: number; count: CommandCount; flops: number; submits: number }[]): number {
   let num = 0;
   let den = 0;
   for (const m of measured) {
-    const rest = m.seconds - commandSeconds({ ...speed, perWorkgroup: 0 }, m.count, m.flops, m.submits);
+    const rest = m.seconds - commandSeconds({ ...speed, perWorkgroup: 0 }, m.count, m.flops, m.submits, true);
     num += rest * m.count.workgroups;
     den += m.count.workgroups * m.count.workgroups;
   }
@@ -97,7 +102,7 @@ function line(x1: number, y1: number, x2: number, y2: number): { fixed: number; 
  */
 export function predictStepCosts(speed: AdapterSpeed, c: ModelConfig, cmd: StepCommands, scale = 1): StepCosts {
   const scaled = (n: CommandCount): CommandCount => ({ dispatches: n.dispatches * scale, workgroups: n.workgroups * scale });
-  const [d1, d2] = cmd.decode.map((d) => commandSeconds(speed, scaled(d.count), d.rows * forwardFlopsPerToken(c, cmd.context), 1 / DECODE_STEPS_PER_SUBMIT));
+  const [d1, d2] = cmd.decode.map((d) => commandSeconds(speed, scaled(d.count), d.rows * forwardFlopsPerToken(c, cmd.context), 1 / DECODE_STEPS_PER_SUBMIT, true));
   const decode = line(cmd.decode[0].rows, d1, cmd.decode[1].rows, d2);
   const [p1, p2] = cmd.pass.map((p) => commandSeconds(speed, scaled(p.count), passFlops(c, p.batch, p.seqLen), 1));
   const train = line(cmd.pass[0].batch * cmd.pass[0].seqLen, p1, cmd.pass[1].batch * cmd.pass[1].seqLen, p2);

@@ -5,7 +5,7 @@ import { estimateStepTime } from '../../../src/rl/stepTime';
 
 // The embedded model's shape: 4 layers of 128, an MLP of 512, 259 byte tokens, tied head.
 const TINY = configFromHf({ model_type: 'gpt2', vocab_size: 259, n_embd: 128, n_layer: 4, n_head: 4, n_inner: 512, n_positions: 256, tie_word_embeddings: true });
-const SPEED: AdapterSpeed = { perDispatch: 1e-4, perWorkgroup: 1e-5, flopsPerSecond: 1e9, roundTrip: 1e-3 };
+const SPEED: AdapterSpeed = { perDispatch: 1e-4, perWorkgroup: 1e-5, flopsPerSecond: 1e9, rowFlopsPerSecond: 2e8, roundTrip: 1e-3 };
 
 describe('FLOPs of the model', () => {
   it('counts the matrices a token multiplies by, the tied head once and no position table', () => {
@@ -24,6 +24,8 @@ describe('commandSeconds', () => {
     // 10 × 0.1 ms + 200 × 10 µs + 5e8 / 1e9 + 2 × 1 ms = 1 + 2 + 500 + 2 ms
     expect(commandSeconds(SPEED, { dispatches: 10, workgroups: 200 }, 5e8, 2)).toBeCloseTo(0.505, 12);
     expect(commandSeconds(SPEED, { dispatches: 0, workgroups: 0 }, 0)).toBe(0);
+    // A few rows a product (decode): 5e8 / 2e8 = 2.5 s.
+    expect(commandSeconds(SPEED, { dispatches: 10, workgroups: 200 }, 5e8, 2, true)).toBeCloseTo(2.505, 12);
   });
 });
 
@@ -35,18 +37,18 @@ describe('extendToLayers', () => {
 });
 
 describe('fitPerWorkgroup', () => {
-  const known = { perDispatch: 1e-4, flopsPerSecond: 1e9, roundTrip: 1e-3 };
+  const known = { perDispatch: 1e-4, flopsPerSecond: 1e9, rowFlopsPerSecond: 2e8, roundTrip: 1e-3 };
   it('recovers the cost per workgroup that produced the times', () => {
     const measured = [
       { count: { dispatches: 50, workgroups: 400 }, flops: 2e6, submits: 1 },
       { count: { dispatches: 50, workgroups: 1000 }, flops: 1.6e7, submits: 1 },
-    ].map((m) => ({ ...m, seconds: commandSeconds({ ...known, perWorkgroup: 3e-4 }, m.count, m.flops, m.submits) }));
+    ].map((m) => ({ ...m, seconds: commandSeconds({ ...known, perWorkgroup: 3e-4 }, m.count, m.flops, m.submits, true) }));
     expect(fitPerWorkgroup(known, measured)).toBeCloseTo(3e-4, 12);
   });
 
   it('is the least-squares slope through zero of what the other costs leave, never negative', () => {
     // Left over: 0.1 s over 100 workgroups and 0.3 s over 200: (0.1·100 + 0.3·200) / (100² + 200²) = 70 / 50000.
-    const zero = { perDispatch: 0, flopsPerSecond: Infinity, roundTrip: 0 };
+    const zero = { perDispatch: 0, flopsPerSecond: Infinity, rowFlopsPerSecond: Infinity, roundTrip: 0 };
     const measured = [
       { seconds: 0.1, count: { dispatches: 1, workgroups: 100 }, flops: 0, submits: 0 },
       { seconds: 0.3, count: { dispatches: 1, workgroups: 200 }, flops: 0, submits: 0 },
@@ -76,8 +78,8 @@ describe('predictStepCosts', () => {
     const costs = predictStepCosts(SPEED, TINY, cmd);
     const f = forwardFlopsPerToken(TINY, 32);
     const trip = 1e-3 / DECODE_STEPS_PER_SUBMIT;
-    const d1 = 52e-4 + 364e-5 + f / 1e9 + trip;
-    const d8 = 52e-4 + 633e-5 + (8 * f) / 1e9 + trip;
+    const d1 = 52e-4 + 364e-5 + f / 2e8 + trip;
+    const d8 = 52e-4 + 633e-5 + (8 * f) / 2e8 + trip;
     expect(costs.decodePerRow).toBeCloseTo((d8 - d1) / 7, 12);
     expect(costs.decodeOverhead).toBeCloseTo(d1 - (d8 - d1) / 7, 12);
     const p1 = 181e-4 + 900e-5 + passFlops(TINY, 1, 16) / 1e9 + 1e-3;
@@ -88,12 +90,13 @@ describe('predictStepCosts', () => {
   });
 
   it('scales the counted commands (fewer layers counted) but not the FLOPs', () => {
-    const once = predictStepCosts({ ...SPEED, flopsPerSecond: Infinity }, TINY, cmd);
-    const twice = predictStepCosts({ ...SPEED, flopsPerSecond: Infinity }, TINY, cmd, 2);
+    const once = predictStepCosts({ ...SPEED, flopsPerSecond: Infinity, rowFlopsPerSecond: Infinity }, TINY, cmd);
+    const twice = predictStepCosts({ ...SPEED, flopsPerSecond: Infinity, rowFlopsPerSecond: Infinity }, TINY, cmd, 2);
     expect(twice.optimizerStep).toBeCloseTo(2 * once.optimizerStep!, 12);
     expect(twice.trainPerToken).toBeCloseTo(2 * once.trainPerToken, 12);
-    const flopsOnly = predictStepCosts({ perDispatch: 0, perWorkgroup: 0, roundTrip: 0, flopsPerSecond: 1e9 }, TINY, cmd, 5);
-    expect(flopsOnly.decodePerRow).toBeCloseTo(forwardFlopsPerToken(TINY, 32) / 1e9, 12);
+    const flopsOnly = predictStepCosts({ perDispatch: 0, perWorkgroup: 0, roundTrip: 0, flopsPerSecond: 1e9, rowFlopsPerSecond: 2e8 }, TINY, cmd, 5);
+    expect(flopsOnly.decodePerRow).toBeCloseTo(forwardFlopsPerToken(TINY, 32) / 2e8, 12);
+    expect(flopsOnly.trainPerToken).toBeGreaterThan(0);
     expect(flopsOnly.decodeOverhead).toBeCloseTo(0, 12);
   });
 

@@ -76,6 +76,7 @@ describe('calibrationShape', () => {
     expect(calibrationShape(tiny, 2).numLayers).toBe(2);
     expect(calibrationShape(tiny).vocabSize).toBe(259);
     expect(calibrationShape(tiny).maxPositions).toBe(64);
+    expect(calibrationShape({ ...tiny, maxPositions: 40 }).maxPositions).toBe(40);
     const one = configFromHf({ model_type: 'gpt2', vocab_size: 259, n_embd: 128, n_layer: 1, n_head: 4, n_positions: 256 });
     expect(calibrationShape(one, 2).numLayers).toBe(1);
     const big = configFromHf({ model_type: 'gpt2', vocab_size: 50257, n_embd: 768, n_layer: 12, n_head: 12, n_positions: 1024 });
