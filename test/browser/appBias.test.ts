@@ -4,6 +4,7 @@
 // held-out (gold) copy of the rubric that is never biased, chart proxy vs gold reward.
 // The rubric's one rule asks for a word a 4-byte completion cannot contain, so every verdict is a
 // fail and leniency at strength 1 passes every one: the proxy reward is 1, the gold reward 0.
+// The rubric check's adversarial probe and the judge meta-evaluation panel show on the same page.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenedPage } from '../../scripts/lib/browser.mjs';
@@ -53,6 +54,17 @@ describe('bias sandbox', () => {
     const label = await chart.getByTestId('chart-plot').getAttribute('aria-label');
     expect(label).toMatch(/proxy \(trained\) reward 1 at step \d+; gold \(held-out\) reward 0 at step \d+/);
     await expect(page.getByTestId('chart-proxy-gold-gap').count()).resolves.toBe(1);
+
+    // The rubric check: keyword stuffing earns the contains rule (the adversarial probe, seed #104).
+    const exploit = page.locator('[data-testid=lint-finding][data-code=adversarial]');
+    await exploit.first().waitFor({ timeout: 30_000 });
+    expect(await exploit.count()).toBe(1);
+    expect(await exploit.textContent()).toMatch(/Criterion 1: Credited without content\..*keyword stuffing/);
+    // Judge meta-evaluation: a verbosity row per criterion, a load row per step (rules only: no model-judge request).
+    await page.getByTestId('judge-meta').locator('summary').click();
+    await page.getByTestId('verbosity-row').first().waitFor({ timeout: 30_000 });
+    expect(await page.getByTestId('verbosity-row').count()).toBe(1);
+    expect(await page.getByTestId('judge-load-row').allTextContents()).toEqual([expect.stringMatching(/^10/)]);
     expect(opened.pageErrors).toEqual([]);
   });
 });
