@@ -12,8 +12,10 @@ const probability = z.number().gt(0).lte(1);
 /** On-policy distillation settings (src/rl/distill/); teacher "off" leaves plain GRPO. */
 export const distillationSchema = z
   .object({
-    /** off; self_rubric: the same weights with the rubric in the prompt teach the rubric-free student (RGSD / OPSD). */
-    teacher: z.enum(['off', 'self_rubric']).default('off'),
+    /** off; self_rubric: the same weights with the rubric in the prompt teach the rubric-free student (RGSD / OPSD); model: another model (teacher_model) with the student's tokenizer. */
+    teacher: z.enum(['off', 'self_rubric', 'model']).default('off'),
+    /** The model teacher's id, as an experiment names its model (embedded, Hub or local); inference passes only. */
+    teacher_model: z.string().min(1).max(500).nullable().default(null),
     /** self_rubric's weights: frozen = the starting model (the KL reference's weights), live = the policy being trained. */
     teacher_weights: z.enum(['frozen', 'live']).default('frozen'),
     /** pure: distillation alone (no judge, no reward); mixed: GRPO's loss plus weight × the mean divergence. */
@@ -28,7 +30,7 @@ export const distillationSchema = z
     top_k: z.number().int().min(1).nullable().default(null),
   })
   .strict()
-  .default({ teacher: 'off', teacher_weights: 'frozen', mode: 'mixed', weight: 1, beta: 0.5, temperature: 0.9, top_k: null });
+  .default({ teacher: 'off', teacher_model: null, teacher_weights: 'frozen', mode: 'mixed', weight: 1, beta: 0.5, temperature: 0.9, top_k: null });
 
 export const grpoConfigSchema = z
   .object({
@@ -365,7 +367,7 @@ function guidedRolloutIssues(c: {
 
 /** Pure distillation trains on no reward: the options that only act through rewards or advantages are refused, with the reason. */
 function distillationIssues(c: {
-  distillation: { teacher: string; mode: string };
+  distillation: { teacher: string; teacher_model: string | null; mode: string };
   dynamic_sampling: boolean;
   herl_fraction: number;
   guidance_on_demand: boolean;
@@ -374,6 +376,9 @@ function distillationIssues(c: {
   entropy_pivot_quantile: number;
   cort_credit: boolean;
 }): { path: string[]; message: string }[] {
+  if (c.distillation.teacher === 'model' && c.distillation.teacher_model === null) {
+    return [{ path: ['distillation', 'teacher_model'], message: 'the "model" teacher needs a model id (as the experiment names its model): which model teaches' }];
+  }
   if (c.distillation.teacher === 'off' || c.distillation.mode !== 'pure') return [];
   const byReward: [string, boolean][] = [
     ['dynamic_sampling', c.dynamic_sampling],

@@ -16,6 +16,7 @@ import { buildJudge, type JudgeSources } from './judgeFactory';
 import type { GrpoConfig } from './config';
 import { referenceDrifted } from './refSync';
 import { needsFrozenTeacher } from './distill/teacher';
+import { tokenizerMismatch } from './distill/tokenizerCheck';
 
 export interface ContextOptions {
   /** Overrides the experiment's judge choice (tests inject judges here). */
@@ -85,6 +86,18 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
         owned.push(reference);
       }
     }
+    // The distillation teacher model: the student's tokenizer is checked on the files, before any
+    // weight is loaded; then inference passes only (frozen: no gradient buffers, no optimizer state).
+    let distillModel: GrpoContext['distillModel'] = null;
+    if (config.distillation.teacher === 'model') {
+      const id = config.distillation.teacher_model!;
+      const teacherFiles = await (options.fetchModel ?? ((m: string) => fetchModelFiles(modelUrl(m))))(id);
+      const mismatch = tokenizerMismatch(files, teacherFiles);
+      if (mismatch) throw new Error(`distillation teacher_model ${JSON.stringify(id)}: ${mismatch}`);
+      const teacher = await loadModel(rt, teacherFiles, { frozen: true });
+      owned.push(teacher.model);
+      distillModel = { model: teacher.model, formatPrompt: teacher.formatPrompt };
+    }
     let judge = options.modelJudge;
     if (!judge) {
       const built = await buildJudge(rt, judgeChoice, {
@@ -102,6 +115,7 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       rt,
       model: loaded.model,
       reference,
+      distillModel,
       tokenizer: loaded.tokenizer,
       formatPrompt: loaded.formatPrompt,
       rubric,
@@ -138,5 +152,6 @@ export function releaseGrpoContext(ctx: GrpoContext): void {
   ctx.model.params.destroy();
   // Under LoRA the reference is a view of the policy's own buffers (already freed above).
   if (ctx.reference && ctx.reference.params !== ctx.model.params) ctx.reference.params.destroy();
+  ctx.distillModel?.model.params.destroy();
   ctx.releaseJudge?.();
 }

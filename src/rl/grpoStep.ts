@@ -42,8 +42,10 @@ export const STAGES: readonly Stage[] = ['sampled', 'judged', 'advantages', 'upd
 export interface GrpoContext {
   rt: GpuRuntime;
   model: Transformer;
-  /** The frozen starting policy, needed when beta > 0 (KL reference). */
+  /** The frozen starting policy, needed when beta > 0 (KL reference) and by the frozen self_rubric distillation teacher. */
   reference: Transformer | null;
+  /** The distillation teacher model (distillation.teacher "model"): inference passes only. */
+  distillModel?: { model: Transformer; formatPrompt: (text: string) => number[] } | null;
   tokenizer: Tokenizer;
   /** Prompt text → token ids, including BOS / chat template. */
   formatPrompt: (text: string) => number[];
@@ -307,7 +309,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const tokenWeights = withImportanceWeights(withRowScales(credit.source, rollouts.length, scales, batch), [...sampled.importance, ...extra.importance], batch);
   // On-policy distillation (src/rl/distill/): a teacher scores the trained rows' own completions.
   const teacher = distillTeacher(
-    { model, reference: ctx.reference, formatPrompt: ctx.formatPrompt, criteria: rubric.criteria, padTokenId: tokenizer.padTokenId, config: cfg },
+    { model, reference: ctx.reference, teacherModel: ctx.distillModel, formatPrompt: ctx.formatPrompt, criteria: rubric.criteria, padTokenId: tokenizer.padTokenId, config: cfg },
     trained.map((r) => r.prompt),
     [...sampled.completions, ...extra.completions],
   );

@@ -407,6 +407,15 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
 function distillationLines(c: GrpoConfig, unsupported: (text: string) => Line): Line[] {
   const d = c.distillation;
   if (d.teacher === 'off') return [];
+  const topK = d.top_k === null ? '' : ` (it has no top_k: the page used the teacher's top ${d.top_k})`;
+  if (d.teacher === 'model') {
+    // A separate teacher on the student's own prompt is what GKDTrainer does.
+    const gkd = `GKDConfig(lmbda=1.0, beta=${d.beta}, temperature=${d.temperature}, max_new_tokens=${c.max_completion_length}, teacher_model_name_or_path=${JSON.stringify((d.teacher_model ?? '').replace(/^hf:/, '').split('@')[0])})`;
+    return [
+      unsupported(`distillation teacher model ${JSON.stringify(d.teacher_model)}, mode "${d.mode}", weight ${d.weight}: GRPOTrainer has no distillation term; not applied`),
+      note(`TRL's on-policy distillation with this teacher is GKDTrainer with ${gkd}${topK}${d.mode === 'mixed' ? '; it has no rubric reward to mix in' : ''}`),
+    ];
+  }
   const what = `distillation teacher "${d.teacher}" (${d.teacher_weights} weights, the rubric's criteria in its prompt), mode "${d.mode}", weight ${d.weight}`;
   const gkd = `GKDConfig(lmbda=1.0, beta=${d.beta}, temperature=${d.temperature}, max_new_tokens=${c.max_completion_length})`;
   return [
@@ -414,7 +423,7 @@ function distillationLines(c: GrpoConfig, unsupported: (text: string) => Line): 
       `${what}: GRPOTrainer has no distillation term${d.mode === 'pure' ? ' (this run trained on no reward at all: the GRPO script below trains on the rubric instead)' : ''}; not applied`,
     ),
     note(
-      `TRL's on-policy distillation is GKDTrainer with ${gkd}${d.top_k === null ? '' : ` (it has no top_k: the page used the teacher's top ${d.top_k})`}, but its teacher_model sees the student's own prompt: the self_rubric teacher's privileged prompt (the prompt plus the rubric's criteria) needs a custom compute_loss`,
+      `TRL's on-policy distillation is GKDTrainer with ${gkd}${topK}, but its teacher_model sees the student's own prompt: the self_rubric teacher's privileged prompt (the prompt plus the rubric's criteria) needs a custom compute_loss`,
     ),
   ];
 }

@@ -67,6 +67,16 @@ describe('on-policy distillation with the self_rubric teacher', () => {
     for (const x of r.steps[0].rollouts as Rollout[]) expect(x.reward).not.toBeNull();
   });
 
+  it('another model with the student\'s tokenizer as the teacher (pure): the divergence to it falls', async () => {
+    const options = { ...BASE, distillation: { teacher: 'model', teacher_model: 'fixture:other-seed', mode: 'pure', beta: 0 } };
+    const r = await harness.runModule(CASES, 'steps', { options, steps: 2, teacherSeed: 5 });
+    for (const step of r.steps) {
+      expect(step.metrics.distillation.divergence).toBeGreaterThan(0);
+      expect(step.metrics.grad_norm).toBeGreaterThan(0);
+    }
+    expect(r.after).toBeLessThan(r.before);
+  });
+
   it('aligns the teacher\'s completion rows with the student\'s: the student as its own teacher, padded differently, diverges by ~0', async () => {
     const r = await harness.runModule(CASES, 'selfAlignment', {});
     expect(r.layouts[1]).toBeGreaterThan(r.layouts[0]);

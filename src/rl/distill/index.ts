@@ -5,6 +5,7 @@ import type { GrpoConfig } from '../config';
 export * from './align';
 export * from './teacher';
 export { recordDistillTerm, type DistillPass, type DistillRead } from './pass';
+export { tokenizerMismatch, type TokenizerFiles } from './tokenizerCheck';
 
 /** Pure distillation: a teacher and no reward (nothing is judged; every advantage is 0). */
 export function distillationOnly(config: Pick<GrpoConfig, 'distillation'>): boolean {

@@ -2,10 +2,12 @@
 // student's own samples. A teacher runs inference passes only (prefill with every position's
 // logits: no activations kept, no gradients, no optimizer state) on its own prompt followed by the
 // very completion tokens the student sampled; pass.ts aligns its completion positions with the
-// student's and takes the divergence. The one kind so far:
+// student's and takes the divergence. Two kinds:
 // - self_rubric (RGSD, seed 000 #52; OPSD, seed 002 A074/A093): the same weights with the rubric's
 //   criteria in the prompt teach the rubric-free student, judge-free. Frozen = the starting model
 //   (the KL reference's weights), live = the policy being trained (a stop-gradient teacher).
+// - model: another model on the same engine (a bigger one, or a saved checkpoint) with the
+//   student's tokenizer (tokenizerCheck.ts, checked before loading), on the student's own prompt.
 import type { TokenBatch, Transformer } from '../../model/transformer';
 import type { Criterion } from '../../rubric';
 import type { GrpoConfig } from '../config';
@@ -35,6 +37,8 @@ export interface TeacherSource {
   model: Transformer;
   /** The frozen starting model (the KL reference), loaded when the frozen teacher or beta > 0 needs it. */
   reference: Transformer | null;
+  /** The model teacher, loaded by the context (null unless distillation.teacher is "model"). */
+  teacherModel?: { model: Transformer; formatPrompt: (text: string) => number[] } | null;
   formatPrompt: (text: string) => number[];
   criteria: readonly Pick<Criterion, 'text' | 'weight'>[];
   padTokenId: number;
@@ -53,16 +57,27 @@ export function needsFrozenTeacher(config: Pick<GrpoConfig, 'distillation'>): bo
 export function distillTeacher(src: TeacherSource, prompts: readonly string[], completions: readonly (readonly number[])[]): DistillTeacher | null {
   const options = src.config.distillation;
   if (options.teacher === 'off') return null;
-  const model = options.teacher_weights === 'live' ? src.model : src.reference;
-  if (!model) throw new Error('the frozen self_rubric teacher needs the starting model, which was not loaded: start the run again');
-  if (src.criteria.length === 0) throw new RangeError('the self_rubric teacher needs a rubric with at least one criterion: it is the privileged context the teacher sees');
-  const ids = prompts.map((p) => src.formatPrompt(privilegedPrompt(p, src.criteria)));
+  let model: Transformer | null;
+  let ids: number[][];
+  if (options.teacher === 'model') {
+    if (!src.teacherModel) throw new Error(`the teacher model ${options.teacher_model ?? ''} was not loaded: start the run again`);
+    model = src.teacherModel.model;
+    if (model.config.vocabSize !== src.model.config.vocabSize) {
+      throw new RangeError(`the teacher model's vocabulary has ${model.config.vocabSize} entries, the student's ${src.model.config.vocabSize}: it must use the student's tokenizer`);
+    }
+    // The student's own prompt, in the teacher's prompt template (the tokenizer is the same).
+    ids = prompts.map((p) => src.teacherModel!.formatPrompt(p));
+  } else {
+    model = options.teacher_weights === 'live' ? src.model : src.reference;
+    if (!model) throw new Error('the frozen self_rubric teacher needs the starting model, which was not loaded: start the run again');
+    if (src.criteria.length === 0) throw new RangeError('the self_rubric teacher needs a rubric with at least one criterion: it is the privileged context the teacher sees');
+    ids = prompts.map((p) => src.formatPrompt(privilegedPrompt(p, src.criteria)));
+  }
   const batch = buildRolloutBatch(ids, completions, completions.map(() => false), { padTokenId: src.padTokenId, maskTruncatedCompletions: false });
   const context = model.config.maxPositions;
   if (batch.tokens.seqLen > context) {
-    throw new RangeError(
-      `distillation: the self_rubric teacher's prompt (the prompt plus the rubric's criteria) and its completion are ${batch.tokens.seqLen} tokens, above the model's context of ${context}: shorten the criteria, the prompts or max_completion_length`,
-    );
+    const what = options.teacher === 'model' ? 'the teacher model\'s prompt' : 'the self_rubric teacher\'s prompt (the prompt plus the rubric\'s criteria)';
+    throw new RangeError(`distillation: ${what} and its completion are ${batch.tokens.seqLen} tokens, above the teacher's context of ${context}: shorten the criteria, the prompts or max_completion_length`);
   }
   return { kind: options.teacher, weights: options.teacher_weights, model, batch, options };
 }

@@ -23,7 +23,8 @@ const RUBRIC = {
   ],
 };
 
-async function context(rt: GpuRuntime, options: GrpoConfigInput): Promise<GrpoContext> {
+/** `teacherSeed`: a second model of the same shape and tokenizer, initialised from that seed, is the "model" teacher. */
+async function context(rt: GpuRuntime, options: GrpoConfigInput, teacherSeed?: number): Promise<GrpoContext> {
   const config = configFromHf({ model_type: 'gpt2', vocab_size: tok.vocabSize, n_embd: 32, n_layer: 2, n_head: 4, n_inner: 64, n_positions: 128 });
   // A larger init than the GRPO cases' so the teacher's privileged prompt changes its next-token
   // distributions by more than rounding noise.
@@ -32,12 +33,16 @@ async function context(rt: GpuRuntime, options: GrpoConfigInput): Promise<GrpoCo
   const grpo = parseGrpoConfig(options);
   const reference = grpo.beta > 0 || needsFrozenTeacher(grpo) ? new Transformer(rt, config, ParameterStore.create(rt, config, weights)) : null;
   const rubric = parseRubric(RUBRIC);
+  const formatPrompt = (text: string) => [tok.bosTokenId, ...tok.encode(`Q: ${text}\nA: `)];
+  const distillModel =
+    teacherSeed === undefined ? null : { model: new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, teacherSeed, 0.4), { frozen: true })), formatPrompt };
   return {
     rt,
     model,
     reference,
+    distillModel,
     tokenizer: tok,
-    formatPrompt: (text) => [tok.bosTokenId, ...tok.encode(`Q: ${text}\nA: `)],
+    formatPrompt,
     rubric,
     rubricVersion: await rubricVersion(rubric),
     config: grpo,
@@ -48,7 +53,7 @@ async function context(rt: GpuRuntime, options: GrpoConfigInput): Promise<GrpoCo
 async function divergenceOf(ctx: GrpoContext, prompts: string[], completions: number[][]): Promise<number | null> {
   const { rt, model, tokenizer } = ctx;
   const batch = buildRolloutBatch(prompts.map(ctx.formatPrompt), completions, completions.map(() => false), { padTokenId: tokenizer.padTokenId, maskTruncatedCompletions: false });
-  const teacher = distillTeacher({ model, reference: ctx.reference, formatPrompt: ctx.formatPrompt, criteria: ctx.rubric.criteria, padTokenId: tokenizer.padTokenId, config: ctx.config }, prompts, completions)!;
+  const teacher = distillTeacher({ model, reference: ctx.reference, teacherModel: ctx.distillModel, formatPrompt: ctx.formatPrompt, criteria: ctx.rubric.criteria, padTokenId: tokenizer.padTokenId, config: ctx.config }, prompts, completions)!;
   const rec = rt.recorder('distill.eval');
   const logits = model.prefill(rec, batch.tokens, { logits: 'all' });
   const weights = distillTokenWeights(batch.mask, null);
@@ -67,8 +72,8 @@ async function divergenceOf(ctx: GrpoContext, prompts: string[], completions: nu
   return distillMetrics({ ...read, weights, mask: batch.mask, weight: 1 }).divergence;
 }
 
-export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; steps: number }) {
-  const ctx = await context(rt, input.options);
+export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; steps: number; teacherSeed?: number }) {
+  const ctx = await context(rt, input.options, input.teacherSeed);
   const prompts = Array.from({ length: ctx.config.generation_batch_size / ctx.config.num_generations }, (_, i) => `Word ${i}?`);
   const out = [];
   let evalSet: { prompts: string[]; completions: number[][] } | null = null;
@@ -86,6 +91,7 @@ export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; s
   const after = evalSet && evalSet.completions.some((c) => c.length > 0) ? await divergenceOf(ctx, evalSet.prompts, evalSet.completions) : null;
   ctx.model.params.destroy();
   ctx.reference?.params.destroy();
+  ctx.distillModel?.model.params.destroy();
   return { steps: out, before, after };
 }
 

@@ -22,6 +22,7 @@ import {
   needsFrozenTeacher,
   privilegedPrompt,
   teacherTokens,
+  tokenizerMismatch,
 } from '../../../src/rl/distill';
 import { decodeShareLink, encodeShareLink } from '../../../src/share/link';
 import { FIRST_VISIT } from '../../../src/share/presets';
@@ -34,8 +35,8 @@ import { describeValue, heatPosition, heatScale, tokenValues, type TokenRollout 
 import { metrics as storeMetrics } from '../store/fixtures';
 import { normal, randomInts, rng } from '../../helpers/random';
 
-/** Just what the teacher builder reads of a model: its context. */
-const fakeModel = (maxPositions: number) => ({ config: { maxPositions } }) as unknown as Transformer;
+/** Just what the teacher builder reads of a model: its context and vocabulary. */
+const fakeModel = (maxPositions: number, vocabSize = 259) => ({ config: { maxPositions, vocabSize } }) as unknown as Transformer;
 const bytes = (text: string) => Array.from(new TextEncoder().encode(text));
 const criteria = [
   { text: 'Names a colour', weight: 2 },
@@ -80,8 +81,57 @@ describe('the self_rubric teacher', () => {
     const on = parseGrpoConfig({ distillation: { teacher: 'self_rubric' } });
     expect(() => distillTeacher({ ...src, config: on }, ['Hi'], [[1]])).toThrow(/frozen self_rubric teacher needs the starting model/);
     const live = parseGrpoConfig({ distillation: { teacher: 'self_rubric', teacher_weights: 'live' } });
-    expect(() => distillTeacher({ ...src, config: live }, ['Hi'], [[1]])).toThrow(/above the model's context of 64/);
+    expect(() => distillTeacher({ ...src, config: live }, ['Hi'], [[1]])).toThrow(/above the teacher's context of 64/);
     expect(() => distillTeacher({ ...src, model: fakeModel(512), config: live, criteria: [] }, ['Hi'], [[1]])).toThrow(/rubric with at least one criterion/);
+  });
+});
+
+describe('the model teacher', () => {
+  const config = parseGrpoConfig({ distillation: { teacher: 'model', teacher_model: 'local:bigger' } });
+  const base = { model: fakeModel(512), reference: null, formatPrompt: bytes, criteria, padTokenId: 0, config };
+
+  it('scores the student\'s completion after the student\'s own prompt, in the teacher\'s template', () => {
+    const teacherModel = { model: fakeModel(512), formatPrompt: (t: string) => bytes(`T: ${t}`) };
+    const t = distillTeacher({ ...base, teacherModel }, ['Hi'], [[7, 8]])!;
+    expect(t.model).toBe(teacherModel.model);
+    expect(Array.from(t.batch.tokens.ids)).toEqual([...bytes('T: Hi'), 7, 8]);
+    expect(t.batch.completionStart).toBe(bytes('T: Hi').length - 1);
+  });
+
+  it('refuses a teacher that is not loaded, or whose vocabulary differs', () => {
+    expect(() => distillTeacher(base, ['Hi'], [[1]])).toThrow(/teacher model local:bigger was not loaded/);
+    expect(() => distillTeacher({ ...base, teacherModel: { model: fakeModel(512, 300), formatPrompt: bytes } }, ['Hi'], [[1]])).toThrow(
+      /the teacher model's vocabulary has 300 entries, the student's 259/,
+    );
+  });
+
+  it('needs a model id', () => {
+    expect(() => parseGrpoConfig({ distillation: { teacher: 'model' } })).toThrow(/distillation\.teacher_model: the "model" teacher needs a model id/);
+  });
+});
+
+describe('the tokenizer check', () => {
+  const byte = { config: { vocab_size: 259, rubric_playground: { tokenizer: 'byte' } } };
+  const bpe = (vocab: Record<string, number>, added: { id: number; content: string; special: boolean }[] = [], special: Record<string, unknown> = {}) => ({
+    config: { vocab_size: Object.keys(vocab).length + added.length },
+    tokenizerJson: { model: { type: 'BPE', vocab }, added_tokens: added },
+    tokenizerConfig: special,
+  });
+  const vocab = { a: 0, b: 1, ab: 2 };
+  const eos = [{ id: 3, content: '<|end|>', special: true }];
+
+  it('passes the same tokenizer', () => {
+    expect(tokenizerMismatch(byte, structuredClone(byte))).toBeNull();
+    expect(tokenizerMismatch(bpe(vocab, eos, { eos_token: '<|end|>' }), bpe({ ab: 2, b: 1, a: 0 }, eos, { eos_token: { content: '<|end|>' } }))).toBeNull();
+  });
+
+  it('names the first difference', () => {
+    expect(tokenizerMismatch(byte, bpe(vocab))).toBe("the teacher model must use the student's tokenizer: the teacher uses a tokenizer.json tokenizer, the student the byte tokenizer");
+    expect(tokenizerMismatch(byte, { config: { vocab_size: 300, rubric_playground: { tokenizer: 'byte' } } })).toMatch(/the teacher's vocabulary has 300 entries \(vocab_size\), the student's 259$/);
+    expect(tokenizerMismatch(bpe(vocab), bpe({ a: 0, b: 2, ab: 1 }))).toMatch(/token "b" is id 1 for the student and id 2 for the teacher$/);
+    expect(tokenizerMismatch(bpe(vocab), bpe({ a: 0, b: 1, ba: 2 }))).toMatch(/token "ab" is id 2 for the student and missing for the teacher$/);
+    expect(tokenizerMismatch(bpe(vocab, eos), bpe(vocab, [{ id: 3, content: '</s>', special: true }]))).toMatch(/added token id 3 is "<\|end\|>" \(special\) for the student and "<\/s>" \(special\) for the teacher$/);
+    expect(tokenizerMismatch(bpe(vocab, eos, { eos_token: '<|end|>' }), bpe(vocab, eos, { eos_token: '<|end|>', pad_token: '<|end|>' }))).toMatch(/pad_token is not set for the student and "<\|end\|>" for the teacher$/);
   });
 });
 
@@ -224,7 +274,7 @@ describe('the memory plan', () => {
 
 describe('the distillation options', () => {
   it('default to off, with TRL GKDConfig\'s beta and temperature', () => {
-    expect(parseGrpoConfig({}).distillation).toEqual({ teacher: 'off', teacher_weights: 'frozen', mode: 'mixed', weight: 1, beta: 0.5, temperature: 0.9, top_k: null });
+    expect(parseGrpoConfig({}).distillation).toEqual({ teacher: 'off', teacher_model: null, teacher_weights: 'frozen', mode: 'mixed', weight: 1, beta: 0.5, temperature: 0.9, top_k: null });
     expect(distillationOnly(parseGrpoConfig({ distillation: { teacher: 'self_rubric', mode: 'pure' } }))).toBe(true);
     expect(distillationOnly(parseGrpoConfig({ distillation: { mode: 'pure' } }))).toBe(false);
   });
@@ -260,6 +310,8 @@ describe('the distillation options', () => {
     expect(script).toContain("# TRL's on-policy distillation is GKDTrainer with GKDConfig(");
     expect(notes.some((n) => n.startsWith('distillation teacher "self_rubric" (frozen weights'))).toBe(true);
     expect(script).toMatch(/GKDConfig\(lmbda=1\.0, beta=0\.2, temperature=0\.9, max_new_tokens=\d+\)/);
+    const model = { ...structuredClone(FIRST_VISIT.experiment), config: { ...FIRST_VISIT.experiment.config, distillation: { teacher: 'model', teacher_model: 'hf:Qwen/Qwen2.5-1.5B-Instruct' } } };
+    expect((await exportToTrl(model)).files['train_grpo.py']).toContain('teacher_model_name_or_path="Qwen/Qwen2.5-1.5B-Instruct")');
     const plain = await exportToTrl(FIRST_VISIT.experiment);
     expect(plain.files['train_grpo.py']).not.toContain('GKD');
   });
