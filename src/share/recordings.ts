@@ -62,17 +62,35 @@ export async function fetchRecordingIndex(base: string, fetcher: Fetch = fetch):
   }
 }
 
+/** How long reading a recording may take before the page says it could not (it is tens of KB). */
+export const RECORDING_TIMEOUT_MS = 30_000;
+
 /** A listed recording, read and checked like any imported run file; throws a message for the page. */
-export async function fetchRecording(base: string, entry: RecordingEntry, fetcher: Fetch = fetch): Promise<RunFile> {
+export async function fetchRecording(base: string, entry: RecordingEntry, fetcher: Fetch = fetch, timeoutMs = RECORDING_TIMEOUT_MS): Promise<RunFile> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // A download that never finishes (a stalled connection or cache) must not leave the replay waiting silently.
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the recording of this lesson did not arrive within ${Math.round(timeoutMs / 1000)} s; reload the page to try again`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([read(base, entry, fetcher), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function read(base: string, entry: RecordingEntry, fetcher: Fetch): Promise<RunFile> {
   let response;
+  let bytes;
   try {
     response = await fetcher(recordingUrl(base, entry.file));
+    if (response.ok) bytes = await response.arrayBuffer();
   } catch (e) {
     throw new Error(`the recording of this lesson could not be downloaded (${(e as Error).message})`);
   }
-  if (!response.ok) throw new Error(`the recording of this lesson could not be downloaded (HTTP ${response.status})`);
+  if (!response.ok || !bytes) throw new Error(`the recording of this lesson could not be downloaded (HTTP ${response.status})`);
   try {
-    return await readRunFile(await response.arrayBuffer());
+    return await readRunFile(bytes);
   } catch (e) {
     throw new Error(`the recording of this lesson is not a valid run file: ${(e as Error).message}`);
   }

@@ -144,6 +144,15 @@ describe('the recordings index', () => {
     expect(expectedShape([])).toBeNull();
   });
 
+  it('a listed recording that is missing, broken or never arrives is said plainly', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'rec-missing-'));
+    await expect(fetchRecording('https://host/sub/', entry(), folderFetch(dir))).rejects.toThrow('the recording of this lesson could not be downloaded (HTTP 404)');
+    const junk = async () => ({ ok: true, status: 200, text: async () => '', arrayBuffer: async () => new TextEncoder().encode('{"format":"nope"}').buffer as ArrayBuffer });
+    await expect(fetchRecording('https://host/sub/', entry(), junk)).rejects.toThrow(/^the recording of this lesson is not a valid run file: /);
+    const never = () => new Promise<never>(() => {});
+    await expect(fetchRecording('https://host/sub/', entry(), never, 50)).rejects.toThrow('the recording of this lesson did not arrive within 0 s; reload the page to try again');
+  });
+
   it('fetching an index that is not there, or failing, gives none', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'rec-none-'));
     await expect(fetchRecordingIndex('https://host/sub/', folderFetch(dir))).resolves.toEqual([]);
