@@ -107,6 +107,8 @@ export const grpoConfigSchema = z
         adaptive_tier_balance: z.boolean().optional(),
         /** fork_precision_recall: β of the F_β of precision and recall (default 1). */
         fork_beta: z.number().gt(0).max(10).optional(),
+        /** irt_ability: judge questions asked per completion, the most informative at its ability (src/rubric/irtSelect.ts); absent/null = all. */
+        irt_judge_budget: z.number().int().min(0).max(1000).nullable().optional(),
       })
       .strict()
       .default({ method: 'weighted_mean' }),

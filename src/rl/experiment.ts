@@ -99,5 +99,9 @@ export function parseExperiment(input: unknown) {
   if (evidence) throw new ExperimentError([{ path: ['judge'], message: evidence }]);
   const fork = config.reward_aggregation.method === 'fork_precision_recall' ? forkRubricIssue(rubric) : null;
   if (fork) throw new ExperimentError([{ path: ['rubric'], message: fork }]);
+  const budget = config.reward_aggregation.irt_judge_budget;
+  if (budget !== undefined && budget !== null && config.reward_aggregation.method !== 'irt_ability') {
+    throw new ExperimentError([{ path: ['config', 'reward_aggregation', 'irt_judge_budget'], message: `the judge budget chooses criteria by the IRT item table, which only reward_aggregation "irt_ability" fits; with "${config.reward_aggregation.method}" leave it empty` }]);
+  }
   return { experiment: parsed.data, rubric, heldOutRubric, config, judge, judgeBias };
 }

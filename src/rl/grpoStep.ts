@@ -21,6 +21,8 @@ import {
   type Scores,
 } from '../rubric';
 import { irtRubricUpdate, type IrtOnlineState } from '../rubric/irtOnline';
+import { judgeRolloutsByInformation } from '../rubric/irtSelect';
+import type { JudgeRolloutsOptions, Rollout } from '../rubric/judge';
 import { applyBias, type JudgeBias } from '../rubric/bias';
 import { evidenceMetrics, type EvidenceMetrics } from '../rubric/evidenceCredit';
 import type { GrpoConfig } from './config';
@@ -185,7 +187,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   // and only here: the held-out (gold) rubric below is judged clean.
   const results = pure ? rollouts.map((): CriterionResult[] => []) : applyBias(
     ctx.rubric,
-    sampled.results ?? (await judgeRollouts(ctx.rubric, ctx.rubricVersion, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal, onProgress: progress && ((done, total) => progress({ stage: 'judging', done, total })) })),
+    sampled.results ?? (await judgeStep(ctx, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal, onProgress: progress && ((done, total) => progress({ stage: 'judging', done, total })) })),
     rollouts.map((r) => r.completion),
     ctx.judgeBias,
     { seed: cfg.seed, step },
@@ -363,4 +365,17 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     ...(cfg.judge_evidence_required ? { evidence: evidenceMetrics(rubric, results) } : {}),
   };
   return { metrics, rollouts: trained };
+}
+
+/**
+ * Judges the step's rollouts: every criterion, or, with irt_ability's judge budget and an item
+ * table from earlier steps, the rules plus the most informative judge questions per rollout
+ * (src/rubric/irtSelect.ts). The first step judges everything: there is no table to choose by yet.
+ */
+async function judgeStep(ctx: GrpoContext, rollouts: readonly Rollout[], options: JudgeRolloutsOptions): Promise<CriterionResult[][]> {
+  const a = ctx.config.reward_aggregation;
+  if (a.method !== 'irt_ability' || a.irt_judge_budget === undefined || a.irt_judge_budget === null || !ctx.irt) {
+    return judgeRollouts(ctx.rubric, ctx.rubricVersion, rollouts, options);
+  }
+  return (await judgeRolloutsByInformation(ctx.rubric, ctx.rubricVersion, rollouts, ctx.irt, a.irt_judge_budget, { ...options, threshold: a.pass_threshold })).results;
 }

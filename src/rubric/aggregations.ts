@@ -53,6 +53,8 @@ export interface AggregationConfig {
   adaptive_tier_balance?: boolean;
   /** fork_precision_recall: β of the F_β of precision and recall (> 1 favours recall). Default 1. */
   fork_beta?: number;
+  /** irt_ability: judge questions asked per completion, chosen by Fisher information (irtSelect.ts); absent/null = all. */
+  irt_judge_budget?: number | null;
 }
 
 export const DEFAULT_DROPOUT_P = 0.3;

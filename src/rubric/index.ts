@@ -81,3 +81,4 @@ export { checkLeakage, type LeakageOptions, type LeakageRow } from './leakage';
 export { measureRubric, pearson, correlationAwareWeights, criterionCorrelation, REDUNDANT_CORRELATION, type RubricMeasure, type CriterionMeasure, type CriterionFlag, type MeasuredRollout } from './measure';
 export { fitIrt, irtVerdicts, irtAbility, itemInformation, informativeCriteria, type IrtFit, type IrtItem, type Verdict } from './irt';
 export { newIrtState, irtOnlineUpdate, irtExpectedCounts, irtEap, irtRewardOf, normalCdf, irtRubricUpdate, irtRubricRewards, irtStateItems, type IrtOnlineState } from './irtOnline';
+export { judgeAdaptively, judgedCriteria, nextCriterion, type AdaptiveJudging } from './irtSelect';

@@ -218,6 +218,14 @@ export const SETTING_GROUPS: OptionGroup[] = [
         help: 'β of the F_β score of precision and recall (default 1, the F1 score): above 1 recall (coverage) counts more, below 1 precision.',
         when: (c) => method(c) === 'fork_precision_recall',
       },
+      {
+        key: 'reward_aggregation.irt_judge_budget',
+        kind: 'int',
+        nullable: true,
+        trl: null,
+        help: 'Judge questions asked per completion (after RRT\'s adaptive Fisher selection, seed #63). Rules are free and always checked; then, one round at a time, each completion is asked the unasked judge question that is most informative at its current ability estimate (a²·p·(1 − p) under the run\'s item table); the others are not asked and count as unscored. Half the questions = half the judge calls (the judge panel\'s requests per step show it). The first step, and steps whose groups dynamic sampling already judged, ask everything. Empty = ask every question.',
+        when: (c) => method(c) === 'irt_ability',
+      },
     ],
   },
   {
@@ -559,6 +567,7 @@ const AGGREGATION_DEFAULTS: Record<string, unknown> = {
   adaptive_floor: 0.1,
   adaptive_tier_balance: true,
   fork_beta: 1,
+  irt_judge_budget: null,
 };
 
 export function getPath(obj: Record<string, unknown>, key: string): unknown {
