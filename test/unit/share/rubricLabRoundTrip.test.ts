@@ -25,7 +25,7 @@ const experiment = (aggregation: Record<string, unknown>) => ({
 });
 
 describe('rubric lab options round-trip', () => {
-  it.each([{ method: 'fork_precision_recall', fork_beta: 2 }, { method: 'correlation_weights' }, { method: 'irt_ability' }])('%o through a share link and a run file', async (aggregation) => {
+  it.each([{ method: 'fork_precision_recall', fork_beta: 2 }, { method: 'correlation_weights' }, { method: 'irt_ability' }, { method: 'irt_ability', irt_judge_budget: 3 }])('%o through a share link and a run file', async (aggregation) => {
     const s: Shared = { experiment: experiment(aggregation) as Shared['experiment'] };
     const back = decodeShareLink(encodeShareLink(s));
     expect(back).toEqual(s);
