@@ -57,7 +57,11 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
   const hasKl = metrics.some((m) => m.kl !== null);
   const ids = criterionIds.length ? criterionIds : [...new Set(metrics.flatMap((m) => Object.keys(m.rewards.criterion_pass_rate)))];
   // Steps without any reward (a judge that fails every call) are not "no data yet".
-  const noReward = 'No reward could be computed: every rollout was unscorable (see the judge warning).';
+  // Pure distillation judges nothing (no judge_failures): no reward by design, not a judge failure.
+  const pureDistillation = metrics.length > 0 && metrics.every((m) => m.distillation && !m.judge_failures);
+  const noReward = pureDistillation
+    ? 'Pure distillation judges nothing, so there is no reward: the distillation chart shows the training signal (a held-out rubric would still be scored).'
+    : 'No reward could be computed: every rollout was unscorable (see the judge warning).';
   return [
     {
       id: 'reward',

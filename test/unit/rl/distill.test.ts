@@ -342,6 +342,10 @@ describe('the step\'s distillation data in exports, charts and the token heatmap
     expect(charts[i - 1].id).toBe('reward');
     expect(charts[i].ys).toEqual([[null, 0.3], [null, 0.5]]);
     expect(charts[i].note).toContain('10 of 12');
+    // Pure distillation (no judge_failures: nothing judged) has no reward by design, not a judge failure.
+    const pure = { ...withDistillation(2), judge_failures: undefined, rewards: { ...storeMetrics(2).rewards, reward: null, reward_std: null } };
+    expect(buildCharts([pure], [], 0)[0].empty).toMatch(/^Pure distillation judges nothing/);
+    expect(buildCharts([storeMetrics(0)], [], 0)[0].empty).toMatch(/unscorable/);
   });
 
   it('the heatmap shows each token\'s divergence, none where the token was not distilled', () => {
