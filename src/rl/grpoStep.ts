@@ -195,7 +195,9 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   let heldOut: RewardMetrics | null = null;
   if (ctx.heldOut) {
     const h = ctx.heldOut;
-    const heldResults = await judgeRollouts(h.rubric, h.version, rollouts, { modelJudge: ctx.heldOutJudge ?? ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal });
+    // A separate held-out judge (evidence-required credit) must not read the trained rubric's cached
+    // verdicts: a gold copy of the rubric has the same version, so the same cache keys.
+    const heldResults = await judgeRollouts(h.rubric, h.version, rollouts, { modelJudge: ctx.heldOutJudge ?? ctx.modelJudge, cache: ctx.heldOutJudge ? undefined : ctx.judgeCache, signal: hooks.signal });
     const heldScores = heldResults.map((r) => scoresOf(h.rubric, r));
     const heldRewards = heldScores.flatMap((_, i) => (i % G === 0 ? aggregateGroup(h.rubric, heldScores.slice(i, i + G), { method: 'weighted_mean' }).rewards : []));
     heldOut = rewardMetrics(h.rubric, heldScores, heldRewards, G, cfg.reward_aggregation.pass_threshold);

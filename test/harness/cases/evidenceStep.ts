@@ -1,13 +1,13 @@
 // Page side of the evidence-required credit case of test/browser/grpo.test.ts: one GRPO step on a fresh tiny byte-level GPT-2
 // with evidence-required credit and the vacuous-credit probe over a fake quoting judge, and a
-// held-out rubric judged by the bare judge.
+// held-out copy of the rubric judged by the bare judge (not from the trained rubric's cache).
 import type { GpuRuntime } from '../../../src/gpu/runtime';
 import { configFromHf } from '../../../src/model/config';
 import { initialWeights } from '../../../src/model/init';
 import { ParameterStore } from '../../../src/model/parameters';
 import { ByteTokenizer } from '../../../src/model/tokenizer';
 import { Transformer } from '../../../src/model/transformer';
-import { parseRubric, rubricVersion, type Judge } from '../../../src/rubric';
+import { JudgeCache, parseRubric, rubricVersion, type Judge } from '../../../src/rubric';
 import { answerSpans } from '../../../src/rubric/evidence';
 import { evidenceJudges, type EvidenceResult } from '../../../src/rubric/evidenceCredit';
 import { parseGrpoConfig, type GrpoConfigInput } from '../../../src/rl/config';
@@ -45,7 +45,8 @@ export async function step(rt: GpuRuntime, input: { options: GrpoConfigInput }) 
   const model = new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, 11, 0.1)));
   const grpo = parseGrpoConfig(input.options);
   const rubric = parseRubric(RUBRIC);
-  const held = parseRubric({ name: 'gold', criteria: [QUESTION] });
+  // The gold rubric is a copy of the trained one: the same version, so the same cache keys.
+  const held = parseRubric(RUBRIC);
   const fake = quotingJudge();
   try {
     const r = await grpoStep(
@@ -59,6 +60,7 @@ export async function step(rt: GpuRuntime, input: { options: GrpoConfigInput }) 
         rubricVersion: await rubricVersion(rubric),
         heldOut: { rubric: held, version: await rubricVersion(held) },
         ...evidenceJudges(fake.judge, grpo),
+        judgeCache: new JudgeCache(),
         config: grpo,
       },
       0,
