@@ -64,6 +64,9 @@ const ADVANCED = [
   'warmup_ratio',
   'on_nonfinite',
   'save_steps',
+  // Evidence-required credit needs a remote judge (the judge, hidden above, is the lesson's).
+  'judge_evidence_required',
+  'vacuous_credit_probe',
 ];
 
 const hide = (...extra: string[]) => [...ADVANCED, ...extra];
