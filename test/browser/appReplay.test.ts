@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
-import { openApp, setSettingOn, shootView, WIDE } from '../helpers/appPage';
+import { layoutOverflow, NARROW, openApp, setSettingOn, shootView, WIDE } from '../helpers/appPage';
 import { LESSON_PATH } from '../../src/share/lessonPath';
 import { lessonById } from '../../src/share/lessons';
 import { parseRecordingIndex, recordingLabel } from '../../src/share/recordings';
@@ -103,6 +103,13 @@ describe('a lesson recording', () => {
     await shootView(page, 'lesson-replay');
     await page.locator('#charts').evaluate((el) => el.scrollIntoView());
     await shootView(page, 'lesson-replay-charts');
+    // On a phone-sized screen nothing of the replay is cut off.
+    await page.setViewportSize(NARROW);
+    await page.getByTestId('recording').scrollIntoViewIfNeeded();
+    await shootView(page, 'narrow-lesson-replay');
+    const { cut } = await layoutOverflow(page);
+    expect(cut.filter((c) => /recording|replay|charts-label|inspector-label/.test(c))).toEqual([]);
+    await page.setViewportSize(WIDE);
     expect(opened.pageErrors).toEqual([]);
   });
 
