@@ -314,16 +314,26 @@ export function hasShareLink(fragmentOrUrl: string): boolean {
 }
 
 /**
- * Opens a share link: a fragment with or without "#", or a whole URL. Returns the validated
- * experiment; throws ShareLinkError (code and a message for the user) on anything else.
+ * The fragment of a share link (after "#"), refused at once when it is not text or longer than
+ * MAX_FRAGMENT_CHARS: a check that costs nothing, so the page makes it before handing the link to
+ * its worker (src/share/linkDecoder.ts) rather than copying megabytes there to be refused.
  */
-export function decodeShareLink(fragmentOrUrl: string): Shared {
+export function linkFragment(fragmentOrUrl: string): string {
   if (typeof fragmentOrUrl !== 'string') throw new ShareLinkError('bad_format', 'a share link must be text');
   const hash = fragmentOrUrl.indexOf('#');
   const fragment = hash < 0 ? fragmentOrUrl : fragmentOrUrl.slice(hash + 1);
   if (fragment.length > MAX_FRAGMENT_CHARS) {
     throw new ShareLinkError('too_large', `the link is ${fragment.length} characters long (limit ${MAX_FRAGMENT_CHARS})`);
   }
+  return fragment;
+}
+
+/**
+ * Opens a share link: a fragment with or without "#", or a whole URL. Returns the validated
+ * experiment; throws ShareLinkError (code and a message for the user) on anything else.
+ */
+export function decodeShareLink(fragmentOrUrl: string): Shared {
+  const fragment = linkFragment(fragmentOrUrl);
   const values = fragment.split('&').filter((p) => p.startsWith('x='));
   if (values.length === 0) throw new ShareLinkError('bad_format', 'the link has no experiment (expected "#x=<version>.<data>")');
   if (values.length > 1) throw new ShareLinkError('bad_format', 'the link has more than one experiment ("x=" appears twice)');

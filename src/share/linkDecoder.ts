@@ -5,7 +5,7 @@
 // runs past LINK_DECODE_TIMEOUT_MS is stopped the same way and refused with a clear message. Only
 // where module workers cannot run at all (no Worker, or the worker cannot start) is the link read
 // here on the main thread, as before. The refusals are decodeShareLink's own ShareLinkErrors.
-import { decodeShareLink, ShareLinkError, type Shared } from './link';
+import { decodeShareLink, linkFragment, ShareLinkError, type Shared } from './link';
 import type { LinkDecodeReply, LinkDecodeRequest } from './linkReply';
 
 /** The part of Worker this uses (a fake in unit tests). */
@@ -61,6 +61,12 @@ export class LinkDecoder {
       // Stale: stopping its worker is the only way to get the core back at once.
       this.stopWorker();
       this.settle(null);
+    }
+    // Text of over MAX_FRAGMENT_CHARS is refused here, at no cost, not copied to the worker.
+    try {
+      linkFragment(fragment);
+    } catch (e) {
+      return Promise.reject(e as Error);
     }
     const id = ++this.seq;
     const worker = this.inline ? null : this.ensureWorker();

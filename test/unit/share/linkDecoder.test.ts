@@ -72,7 +72,12 @@ describe('LinkDecoder', () => {
   });
 
   it('passes on the refusals with their code and words', async () => {
-    const decoder = new LinkDecoder(() => new FakeWorker());
+    const workers: FakeWorker[] = [];
+    const decoder = new LinkDecoder(() => {
+      const w = new FakeWorker();
+      workers.push(w);
+      return w;
+    });
     for (const bad of ['#x=2.AAAA', '#x=1.this*is!not~base64', `#x=1.${'A'.repeat(200_000)}`, '#y=3']) {
       const expected = (() => {
         try {
@@ -86,6 +91,8 @@ describe('LinkDecoder', () => {
       expect(e).toBeInstanceOf(ShareLinkError);
       expect({ code: e.code, message: e.message }).toEqual({ code: expected.code, message: expected.message });
     }
+    // Text over the length limit is refused without being copied to the worker; the rest went there.
+    expect(workers.flatMap((w) => w.posted.map((r) => r.fragment))).toEqual(['#x=2.AAAA', '#x=1.this*is!not~base64', '#y=3']);
     decoder.dispose();
   });
 
