@@ -5,14 +5,17 @@
 // On demand, not CI: a full run takes one to two hours on 2 CPU cores (SwiftShader).
 //
 //   node scripts/experiments/lessons.mjs [--lesson ID[,ID...]] [--seeds 1,2] [--steps N] [--out DIR] [--record DIR]
+//                                        [--merge FILE[,FILE...]]
 //
 // Writes DIR/lessons.json (every run's per-step figures, a few completions of its first and last
 // step, and the summary) and DIR/lessons.md (the table the README shows) after every run, so an
 // interrupted run still leaves the finished ones. DIR defaults to bench/results/lessons (ignored
 // by git). --steps overrides every lesson's default step count (STEPS below). --record DIR also
 // writes each lesson's run of the first seed as DIR/<lesson id>.rubric-run.json (every step's
-// rollouts): the recordings the page replays (public/recordings).
-import { mkdirSync, writeFileSync } from 'node:fs';
+// rollouts): the recordings the page replays (public/recordings). --merge also counts the runs of
+// earlier invocations' lessons.json files in the table (same lesson and seed: the newest run wins);
+// with --seeds none it trains nothing and only writes the merged table.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openHarness, repoRoot } from '../lib/browser.mjs';
@@ -28,14 +31,15 @@ const { values } = parseArgs({
     steps: { type: 'string' },
     out: { type: 'string', default: join(repoRoot, 'bench', 'results', 'lessons') },
     record: { type: 'string' },
+    merge: { type: 'string', multiple: true },
   },
 });
 const fail = (msg) => {
   console.error(`lessons: ${msg}`);
   process.exit(2);
 };
-const seeds = values.seeds.split(',').map((s) => Number(s.trim()));
-if (!seeds.length || seeds.some((s) => !Number.isInteger(s) || s < 0)) fail('--seeds must be a comma-separated list of non-negative integers, e.g. 1,2,3');
+const seeds = values.seeds.trim() === 'none' ? [] : values.seeds.split(',').map((s) => Number(s.trim()));
+if (seeds.some((s) => !Number.isInteger(s) || s < 0)) fail('--seeds must be a comma-separated list of non-negative integers, e.g. 1,2,3, or none');
 const steps = values.steps === undefined ? undefined : Number(values.steps);
 if (steps !== undefined && (!Number.isInteger(steps) || steps < 1)) fail('--steps must be a positive integer');
 const ids = (values.lesson ?? []).flatMap((l) => l.split(',')).map((s) => s.trim()).filter(Boolean);
@@ -60,8 +64,36 @@ const keep = (m) => ({
 });
 
 const harness = await openHarness();
+/** Writes lessons.json and lessons.md of every run so far (sorted by lesson, then seed). */
+async function write(lessons) {
+  const order = new Map(lessons.map((l, i) => [l.id, i]));
+  runs.sort((a, b) => (order.get(a.lesson) ?? 1e9) - (order.get(b.lesson) ?? 1e9) || a.seed - b.seed);
+  const summary = await harness.runModule('/scripts/page/lessons.ts', 'summarise', { runs, adapter });
+  const configs = Object.fromEntries(lessons.map((l) => [l.id, l.experiment.config]));
+  const allSeeds = [...new Set(runs.map((r) => r.seed))].sort((a, b) => a - b);
+  writeFileSync(join(out, 'lessons.json'), JSON.stringify({ adapter, seeds: allSeeds, configs, summaries: summary.summaries, runs }, null, 1));
+  writeFileSync(join(out, 'lessons.md'), `${summary.markdown}\n`);
+  return summary;
+}
 const adapter = `${harness.info.vendor} ${harness.info.architecture} ${harness.info.description}`.trim() + (harness.info.isFallback ? ' (fallback adapter)' : '');
 const runs = [];
+/** Adds a run, replacing an earlier one of the same lesson and seed. */
+const addRun = (run) => {
+  const i = runs.findIndex((r) => r.lesson === run.lesson && r.seed === run.seed);
+  if (i >= 0) runs.splice(i, 1);
+  runs.push(run);
+};
+for (const file of (values.merge ?? []).flatMap((f) => f.split(',')).filter(Boolean)) {
+  let doc;
+  try {
+    doc = JSON.parse(readFileSync(resolve(file), 'utf8'));
+  } catch (err) {
+    fail(`--merge ${file}: ${err.message}`);
+  }
+  if (!Array.isArray(doc?.runs)) fail(`--merge ${file}: no "runs" list (is it a lessons.json of this script?)`);
+  for (const run of doc.runs) if (!ids.length || ids.includes(run.lesson)) addRun(run);
+}
+if (!seeds.length && !runs.length) fail('nothing to do: --seeds none needs --merge');
 try {
   const lessons = await harness.runModule('/scripts/page/lessons.ts', 'lessonExperiments', { ids });
   console.log(`lessons: ${lessons.length} lessons × seeds ${seeds.join(', ')} on ${adapter}; writing ${out}`);
@@ -79,7 +111,7 @@ try {
       const seconds = (Date.now() - t0) / 1000;
       for (const e of result.errors) console.error(`lessons: ${lesson.id} seed ${seed}: ${e}`);
       const c = result.completions ?? [];
-      runs.push({
+      addRun({
         lesson: lesson.id,
         seed,
         status: result.status,
@@ -93,13 +125,10 @@ try {
         `${lesson.id} seed ${seed}: ${result.status} after ${result.steps} steps in ${seconds.toFixed(0)} s; last reward ${last?.rewards.reward?.toFixed(3) ?? 'n/a'}` +
           (last?.held_out ? `, held-out ${last.held_out.reward?.toFixed(3) ?? 'n/a'}` : ''),
       );
-      const { summaries, markdown } = await harness.runModule('/scripts/page/lessons.ts', 'summarise', { runs, adapter });
-      const config = Object.fromEntries(lessons.map((l) => [l.id, l.experiment.config]));
-      writeFileSync(join(out, 'lessons.json'), JSON.stringify({ adapter, seeds, configs: config, summaries, runs }, null, 1));
-      writeFileSync(join(out, 'lessons.md'), `${markdown}\n`);
+      await write(lessons);
     }
   }
-  const { markdown } = await harness.runModule('/scripts/page/lessons.ts', 'summarise', { runs, adapter });
+  const { markdown } = await write(lessons);
   console.log(`\n${markdown}`);
 } catch (err) {
   console.error(`lessons: ${String(err.message).replace(/^page\.evaluate: \w*Error: /, '')}`);
