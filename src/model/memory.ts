@@ -56,7 +56,12 @@ export interface TrainingShape {
    * the weights under full fine-tuning, as beta's reference). Its inference pass and the distill
    * kernel's buffers run inside each update submission. Absent or null: off.
    */
-  distillation?: { teacherPromptTokens: number; frozen: boolean } | null;
+  distillation?: {
+    teacherPromptTokens: number;
+    frozen: boolean;
+    /** A separate teacher model's config (distillation.teacher "model"): its weights (no gradients, no moments) and its own inference pass. */
+    teacher?: ModelConfig | null;
+  } | null;
 }
 
 export interface MemoryEstimate {
@@ -314,7 +319,7 @@ function stepInputs(microBatches: readonly number[], T: number): Tally {
 interface SubmissionOptions {
   beta: number;
   /** The distillation teacher's sequence length (prompt + completion) and whether its pass runs the adapters; null: off. */
-  distill: { seqLen: number; adapters: boolean } | null;
+  distill: { seqLen: number; adapters: boolean; layout: ModelLayout } | null;
   entropyCoef: number;
   /** The micro-batch's gradient is scaled (several micro-batches, loss_type other than dapo). */
   scaled: boolean;
@@ -351,7 +356,7 @@ function updateSubmission(L: ModelLayout, n: number, T: number, o: SubmissionOpt
   if (o.distill) {
     // src/rl/distill/pass.ts: the teacher's inference pass, its rows aligned to the student's, the
     // distill kernel's outputs and gradient, and the argmax draws for the metrics.
-    t.buffers.push(...prefillBuffers(L, n, o.distill.seqLen, { logits: 'all', adapters: o.distill.adapters }));
+    t.buffers.push(...prefillBuffers(o.distill.layout, n, o.distill.seqLen, { logits: 'all', adapters: o.distill.adapters }));
     t.add(`distill aligned teacher logits [${R} × ${L.V}]`, R * L.V * F32);
     t.add(`distill grad student logits [${R} × ${L.V}]`, R * L.V * F32);
     t.add('distill excluded ids', L.V * 4);
@@ -412,7 +417,11 @@ function runUpdate(pool: PoolSim, L: ModelLayout, shape: TrainingShape, sizes: r
   const scaled = sizes.length > 1 && !['dapo', 'cispo'].includes(shape.lossType ?? 'dapo');
   sizes.forEach((n, k) => {
     const d = shape.distillation;
-    const distill = d ? { seqLen: d.teacherPromptTokens + shape.completionTokens, adapters: !d.frozen && L.sites.length > 0 } : null;
+    const distill = d
+      ? d.teacher
+        ? { seqLen: d.teacherPromptTokens + shape.completionTokens, adapters: false, layout: modelLayout(d.teacher, null) }
+        : { seqLen: d.teacherPromptTokens + shape.completionTokens, adapters: !d.frozen && L.sites.length > 0, layout: L }
+      : null;
     const sub = updateSubmission(L, n, T, { beta: shape.beta, distill, entropyCoef: shape.entropyCoef ?? 0, scaled, optimizer: k === sizes.length - 1 });
     pool.acquire([...sub.released, ...sub.kept]);
     pool.release(sub.released);
@@ -467,9 +476,14 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
   const teacherTokens = shape.distillation?.teacherPromptTokens;
   if (teacherTokens !== undefined) {
     positive('distillation.teacherPromptTokens', teacherTokens);
-    if (teacherTokens + shape.completionTokens > c.maxPositions) {
-      throw new RangeError(`the distillation teacher's prompts of ${teacherTokens} tokens + completionTokens ${shape.completionTokens} exceed the model's context of ${c.maxPositions}`);
+    const context = shape.distillation?.teacher?.maxPositions ?? c.maxPositions;
+    if (teacherTokens + shape.completionTokens > context) {
+      throw new RangeError(`the distillation teacher's prompts of ${teacherTokens} tokens + completionTokens ${shape.completionTokens} exceed the teacher's context of ${context}`);
     }
+  }
+  const teacherConfig = shape.distillation?.teacher ?? null;
+  if (teacherConfig && teacherConfig.vocabSize !== c.vocabSize) {
+    throw new RangeError(`the distillation teacher's vocabulary has ${teacherConfig.vocabSize} entries, the student's ${c.vocabSize}: it must use the student's tokenizer`);
   }
   const L = modelLayout(c, shape.lora);
   const params = parameterBuffers(L);
@@ -479,6 +493,12 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
   if ((shape.beta !== 0 || shape.distillation?.frozen) && L.sites.length === 0) {
     for (const b of [...params.weights.buffers, ...params.gradients.buffers]) reference.add(`reference ${b.label}`, b.bytes);
     reference.buffers.push(...model.buffers);
+  }
+  // A separate distillation teacher: its weights only (loaded frozen), counted with the reference.
+  if (teacherConfig) {
+    const TL = modelLayout(teacherConfig, null);
+    for (const b of parameterBuffers(TL).weights.buffers) reference.add(`distillation teacher ${b.label}`, b.bytes);
+    if (TL.llama) reference.add('distillation teacher RoPE table', teacherConfig.maxPositions * teacherConfig.headDim * F32);
   }
   const sampling = samplingBuffers(L, { batch: N, promptTokens: shape.promptTokens, completionTokens: shape.completionTokens });
   // One pool through a whole step: the update reuses what sampling released, and the next

@@ -44,6 +44,8 @@ export function planMemory(
   budgetBytes = DEFAULT_GPU_BUDGET_BYTES,
   /** The rubric's criteria: the extra prompts of CoRT and of guided rollouts are bounded from them. */
   criteria: readonly Criterion[] = [],
+  /** The distillation teacher model's config.json (distillation.teacher "model"); null: estimated with the student's shape. */
+  teacherHfConfig: Record<string, unknown> | null = null,
 ): MemoryPlan {
   const model = configFromHf(hfConfig);
   const byte = (hfConfig as { rubric_playground?: { tokenizer?: string } }).rubric_playground?.tokenizer === 'byte';
@@ -78,7 +80,11 @@ export function planMemory(
     cortPromptTokens: config.cort_credit ? cortTokens(rubricConditionedPrompt(longest, criteria), byte, room) : null,
     // The self_rubric teacher's prompt carries the rubric (src/rl/distill/teacher.ts refuses one past the context).
     distillation:
-      config.distillation.teacher === 'off' ? null : { teacherPromptTokens: cortTokens(privilegedPrompt(longest, criteria), byte, room), frozen: config.distillation.teacher_weights === 'frozen' },
+      config.distillation.teacher === 'off'
+        ? null
+        : config.distillation.teacher === 'model'
+          ? { teacherPromptTokens: promptTokens, frozen: false, teacher: teacherHfConfig ? configFromHf(teacherHfConfig) : null }
+          : { teacherPromptTokens: cortTokens(privilegedPrompt(longest, criteria), byte, room), frozen: config.distillation.teacher_weights === 'frozen' },
   });
   // A plain copy: GPUSupportedLimits cannot cross postMessage.
   const plain = { maxBufferSize: limits.maxBufferSize, maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize };

@@ -14,7 +14,8 @@ import type { DownloadProgress, PickedFile } from '../model/hub';
 import { saveCheckpoint } from '../model/checkpoint';
 import type { ModelFiles } from '../model/load';
 import { adapterFiles, mergedModelFiles } from '../model/loraExport';
-import { fetchModelById, fetchModelConfig } from '../model/source';
+import { fetchModelById, fetchModelConfig, type ModelSourceOptions } from '../model/source';
+import type { GrpoConfig } from '../rl/config';
 import { planMemory, type MemoryPlan } from '../rl/memoryPlan';
 import { calibrate, isSoftwareAdapter, type Calibration } from '../rl/calibration';
 import { configFromHf } from '../model/config';
@@ -291,7 +292,15 @@ const api = {
         localFiles: request.localFiles,
       };
       const parsed = parseExperiment(experiment);
-      const plan = planMemory(await fetchModelConfig(experiment.model, sourceOptions), samplingPromptsBound(parsed.experiment.prompts, parsed.rubric, parsed.config), parsed.config, rt.device.limits, undefined, parsed.rubric.criteria);
+      const plan = planMemory(
+        await fetchModelConfig(experiment.model, sourceOptions),
+        samplingPromptsBound(parsed.experiment.prompts, parsed.rubric, parsed.config),
+        parsed.config,
+        rt.device.limits,
+        undefined,
+        parsed.rubric.criteria,
+        await distillTeacherConfig(parsed.config, { ...sourceOptions, localFiles: undefined }),
+      );
       if (!plan.fit.fits) throw new Error(plan.fit.message ?? 'the run does not fit this GPU');
       const files = await fetchModelById(experiment.model, sourceOptions);
       modelFiles = files;
@@ -335,13 +344,14 @@ const api = {
       cacheError: (modelFiles as { hub?: { cacheError: string | null } } | null)?.hub?.cacheError ?? null,
     };
   },
-  /** GPU memory the experiment would need, from the model's config.json alone, and whether it fits. */
+  /** GPU memory the experiment would need, from the model's config.json alone (and a distillation teacher model's), and whether it fits. */
   async estimate(request: EstimateRequest): Promise<MemoryPlan> {
     const { experiment, rubric, config } = parseExperiment(request.experiment);
     const rt = await getRuntime();
     const hfConfig = await fetchModelConfig(experiment.model, { localFiles: request.localFiles, hubEndpoint: request.hubEndpoint });
     // Scaffolded sampling prompts are longer than the experiment's (src/rl/explore/scaffold.ts).
-    return planMemory(hfConfig, samplingPromptsBound(experiment.prompts, rubric, config), config, rt.device.limits, request.budgetBytes, rubric.criteria);
+    const teacherConfig = await distillTeacherConfig(config, { hubEndpoint: request.hubEndpoint });
+    return planMemory(hfConfig, samplingPromptsBound(experiment.prompts, rubric, config), config, rt.device.limits, request.budgetBytes, rubric.criteria, teacherConfig);
   },
 
   /**
@@ -443,6 +453,12 @@ const api = {
     return { runId, status: trainer?.status ?? 'idle', step: trainer?.step ?? 0 };
   },
 };
+
+/** The distillation teacher model's config.json, for the memory plan (null unless distillation.teacher is "model"). */
+async function distillTeacherConfig(config: GrpoConfig, options: ModelSourceOptions): Promise<Record<string, unknown> | null> {
+  const d = config.distillation;
+  return d.teacher === 'model' && d.teacher_model ? fetchModelConfig(d.teacher_model, options) : null;
+}
 
 /** The digest a checkpoint event of this model would carry (the adapter's under LoRA). */
 async function openDigest(ctx: GrpoContext): Promise<string> {

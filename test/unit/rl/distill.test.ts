@@ -270,6 +270,20 @@ describe('the memory plan', () => {
     // Under LoRA the frozen teacher is the base with the adapters off: no copy.
     expect(plan({ use_peft: true, distillation: { teacher: 'self_rubric' } }).referenceModel).toBe(0);
   });
+
+  it('counts a teacher model\'s weights (no gradients) from its config.json, and refuses another vocabulary', () => {
+    const model = parseGrpoConfig({ max_completion_length: 32, distillation: { teacher: 'model', teacher_model: 'local:big' } });
+    const at = (teacher: Record<string, unknown> | null) => planMemory(embedded, ['Describe the sea.'], model, limits, undefined, [], teacher).estimate;
+    // The same shape: exactly its weights (the student's full fine-tuning also keeps gradients).
+    const same = at(embedded);
+    const weights = plan({}).weights;
+    expect(same.referenceModel).toBe(weights);
+    // Twice the layers: more weights, a bigger teacher pass.
+    const deeper = at({ ...embedded, n_layer: 8 });
+    expect(deeper.referenceModel).toBeGreaterThan(1.9 * weights);
+    expect(deeper.total).toBeGreaterThan(same.total);
+    expect(() => at({ ...embedded, vocab_size: 300 })).toThrow(/the distillation teacher's vocabulary has 300 entries, the student's 259/);
+  });
 });
 
 describe('the distillation options', () => {
