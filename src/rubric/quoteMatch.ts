@@ -34,31 +34,37 @@ const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 export function foldText(original: string): FoldedText {
   let text = '';
   const from: Span[] = [];
-  for (const { segment, index } of segmenter.segment(original)) {
-    const end = index + segment.length;
-    const f = foldGrapheme(segment);
-    if (f === '') continue;
-    if (/^\s+$/u.test(f)) {
-      // A whitespace run is one space, covering the whole run.
-      if (text.endsWith(' ')) from[from.length - 1].end = end;
-      else {
-        text += ' ';
-        from.push({ start: index, end });
-      }
-      continue;
-    }
+  const emit = (f: string, start: number, end: number) => {
     for (const ch of f) {
-      // A fold may yield spaces inside (NFKC of "¼" is "1⁄4", of some compatibility forms " ̈"): keep them as one.
       if (/\s/u.test(ch)) {
-        if (!text.endsWith(' ')) {
+        // A whitespace run is one space, covering the whole run.
+        if (text.endsWith(' ')) from[from.length - 1].end = end;
+        else {
           text += ' ';
-          from.push({ start: index, end });
+          from.push({ start, end });
         }
         continue;
       }
       text += ch;
-      for (let k = 0; k < ch.length; k++) from.push({ start: index, end });
+      for (let k = 0; k < ch.length; k++) from.push({ start, end });
     }
+  };
+  const n = original.length;
+  // ASCII followed by ASCII (or the end) is a grapheme of its own: folded here without the
+  // segmenter, which is slow; the rest goes through Intl.Segmenter a run at a time.
+  const fast = (i: number) => original.charCodeAt(i) < 128 && (i + 1 >= n || original.charCodeAt(i + 1) < 128);
+  let i = 0;
+  while (i < n) {
+    if (fast(i)) {
+      const c = original[i];
+      emit(c === '`' ? "'" : c.toLowerCase(), i, i + 1);
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < n && !fast(j)) j++;
+    for (const { segment, index } of segmenter.segment(original.slice(i, j))) emit(foldGrapheme(segment), i + index, i + index + segment.length);
+    i = j;
   }
   return { text, from };
 }
@@ -94,7 +100,7 @@ export function locateQuote(completion: string, quote: string): Span | null {
     const checkEnd = WORD.test(lastChar(fq));
     for (let at = folded.text.indexOf(fq); at >= 0; at = folded.text.indexOf(fq, at + 1)) {
       const end = at + fq.length;
-      if (checkStart && at > 0 && WORD.test(lastChar(folded.text.slice(0, at)))) continue;
+      if (checkStart && at > 0 && WORD.test(lastChar(folded.text.slice(Math.max(0, at - 2), at)))) continue;
       if (checkEnd && end < folded.text.length && WORD.test(Array.from(folded.text.slice(end, end + 2))[0])) continue;
       return { start: folded.from[at].start, end: folded.from[end - 1].end };
     }

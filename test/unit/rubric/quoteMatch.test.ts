@@ -97,3 +97,12 @@ describe('quote verification', () => {
     expect(answerSpans('none of that', 'yes\nQuote: none')).toEqual([]);
   });
 });
+
+describe('a long text', () => {
+  it('finds the one whole-word match after 20,000 word-cutting ones (a quadratic search would time out)', () => {
+    const c = `${'xa '.repeat(20_000)}a`;
+    expect(findQuote(c, 'a')).toEqual({ start: c.length - 1, end: c.length });
+    const mixed = `${'é xa '.repeat(5_000)}Ça va`;
+    expect(slice(mixed, findQuote(mixed, 'ça VA'))).toBe('Ça va');
+  });
+});
