@@ -15,6 +15,7 @@ import type { GrpoContext } from './grpoStep';
 import { buildJudge, type JudgeSources } from './judgeFactory';
 import type { GrpoConfig } from './config';
 import { referenceDrifted } from './refSync';
+import { resumedIrtState } from './irtResume';
 import { needsFrozenTeacher } from './distill/teacher';
 import { tokenizerMismatch } from './distill/tokenizerCheck';
 
@@ -111,6 +112,9 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       judge = built.judge;
       releaseJudge = built.release;
     }
+    const version = await rubricVersion(rubric);
+    // irt_ability: a resumed run goes on with the checkpoint's item table (or a fresh one, saying why).
+    const irt = resumedIrtState(config, rubric.criteria.length, version, options.resume);
     return {
       rt,
       model: loaded.model,
@@ -119,7 +123,9 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       tokenizer: loaded.tokenizer,
       formatPrompt: loaded.formatPrompt,
       rubric,
-      rubricVersion: await rubricVersion(rubric),
+      rubricVersion: version,
+      irt: irt.state,
+      irtResumeNote: irt.note,
       heldOut: heldOutRubric ? { rubric: heldOutRubric, version: await rubricVersion(heldOutRubric) } : null,
       // Evidence-required credit wraps the trained rubric's judge; the held-out (gold) rubric is judged by the bare judge.
       ...evidenceJudges(judge, config),

@@ -61,8 +61,10 @@ export interface GrpoContext {
   judgeCache?: JudgeCache;
   /** The bias sandbox's declared bias over the trained rubric's verdicts (src/rubric/bias.ts); null/absent = off. */
   judgeBias?: JudgeBias | null;
-  /** irt_ability: the run's IRT item table and stored verdicts, carried across steps (src/rubric/irtOnline.ts); absent = none yet. Not saved with checkpoints. */
+  /** irt_ability: the run's IRT item table and stored verdicts, carried across steps (src/rubric/irtOnline.ts); absent = none yet. Saved with checkpoints (src/rl/irtResume.ts). */
   irt?: IrtOnlineState | null;
+  /** irt_ability resumed without the checkpoint's item table: why (a fresh table is used); null/absent otherwise. */
+  irtResumeNote?: string | null;
   config: GrpoConfig;
   /** Frees the judge's own GPU weights (self and model judges). */
   releaseJudge?: () => void;

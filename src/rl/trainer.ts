@@ -3,6 +3,7 @@
 // It owns nothing GPU-specific beyond calling grpoStep; the worker wraps it for the UI.
 import { saveCheckpoint, type CheckpointFiles } from '../model/checkpoint';
 import { checkpointDue, estimateCheckpointBytes } from './checkpointPolicy';
+import { irtCheckpointFields } from './irtResume';
 import { syncReferenceModel, referenceDrifted } from './refSync';
 import { grpoStep, type GrpoContext, type RolloutRecord, type Stage, type StepMetrics } from './grpoStep';
 import { unscorableMessage } from './judgeFailures';
@@ -210,6 +211,8 @@ export class GrpoTrainer {
     // Under LoRA the base is the run's starting model: only the adapter (and its moments) is saved.
     // A reference sync_ref_model has mixed into is no longer the starting model: it is saved too.
     const reference = this.ctx.reference && referenceDrifted(this.ctx.config, this.step) ? this.ctx.reference : undefined;
-    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config }, { includeBase: false, reference });
+    // irt_ability: the item table and stored verdicts travel too, so a resume scores under the same table.
+    const irt = irtCheckpointFields(this.ctx.irt, this.ctx.rubricVersion);
+    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config, ...irt }, { includeBase: false, reference });
   }
 }

@@ -83,6 +83,8 @@ export interface OpenResult {
   digest: string;
   /** A Hub download that could not be cached (a full storage quota, explained), or null. */
   cacheError: string | null;
+  /** irt_ability resumed without its saved item table: why (a fresh one is used), or null. */
+  resumeNote: string | null;
 }
 
 export interface CalibrationRequest {
@@ -342,6 +344,7 @@ const api = {
       adapter: `${rt.info.vendor} ${rt.info.architecture}`,
       digest: await openDigest(context),
       cacheError: (modelFiles as { hub?: { cacheError: string | null } } | null)?.hub?.cacheError ?? null,
+      resumeNote: context.irtResumeNote ?? null,
     };
   },
   /** GPU memory the experiment would need, from the model's config.json alone (and a distillation teacher model's), and whether it fits. */
