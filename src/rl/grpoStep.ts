@@ -22,6 +22,7 @@ import {
 } from '../rubric';
 import { irtRubricUpdate, type IrtOnlineState } from '../rubric/irtOnline';
 import { judgeRolloutsByInformation } from '../rubric/irtSelect';
+import { irtMetrics, type IrtMetrics } from '../rubric/irtState';
 import type { JudgeRolloutsOptions, Rollout } from '../rubric/judge';
 import { applyBias, type JudgeBias } from '../rubric/bias';
 import { evidenceMetrics, type EvidenceMetrics } from '../rubric/evidenceCredit';
@@ -138,6 +139,8 @@ export interface StepMetrics extends UpdateScalarMetrics {
   distillation?: DistillMetrics;
   /** Evidence-required credit: per criterion, passes quoted, withheld and flagged by the vacuous-credit probe (judge_evidence_required on). */
   evidence?: EvidenceMetrics;
+  /** irt_ability: the item table after the step's update, a and b per criterion id (src/rubric/irtState.ts); absent otherwise. */
+  irt?: IrtMetrics;
 }
 
 export interface StepResult {
@@ -367,6 +370,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     judge_failures: pure ? undefined : judgeFailureMetrics(rollouts, cfg.max_unscorable_fraction),
     distillation: update.distillation ? distillMetrics({ ...update.distillation, mask: batch.mask, weight: cfg.distillation.weight }) : undefined,
     ...(cfg.judge_evidence_required ? { evidence: evidenceMetrics(rubric, results) } : {}),
+    ...(cfg.reward_aggregation.method === 'irt_ability' && ctx.irt ? { irt: irtMetrics(rubric.criteria.map((c) => c.id), ctx.irt) } : {}),
   };
   return { metrics, rollouts: trained };
 }

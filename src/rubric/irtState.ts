@@ -82,3 +82,24 @@ export function irtStateFromJson(saved: unknown, criteria: number, rubricVersion
   const state: IrtOnlineState = { ...newIrtState(criteria), steps: s.steps, params: s.params.map((p) => ({ a: p.a, c: p.c })), patterns: s.patterns.map(([p, m]) => [p, m]) };
   return { state, note: null };
 }
+
+/** The step's view of the item table after its update (StepMetrics.irt: run files and CSV carry it). */
+export interface IrtMetrics {
+  /** Steps folded into the table (the run's, across resumes). */
+  steps: number;
+  /** Distinct verdict patterns stored so far. */
+  patterns: number;
+  /** By criterion id, in rubric order: discrimination a and difficulty b = −c / a (null when a = 0: no finite difficulty). */
+  by_criterion: Record<string, { a: number; b: number | null }>;
+}
+
+export function irtMetrics(criterionIds: readonly string[], state: IrtOnlineState): IrtMetrics {
+  if (criterionIds.length !== state.params.length) throw new RangeError(`the IRT state has ${state.params.length} criteria, the rubric ${criterionIds.length}`);
+  const by_criterion: IrtMetrics['by_criterion'] = {};
+  criterionIds.forEach((id, j) => {
+    const { a, c } = state.params[j];
+    const b = c === 0 ? 0 : -c / a; // c = 0 is b = 0, not −0 (run files compare equal after JSON)
+    by_criterion[id] = { a, b: Number.isFinite(b) ? b : null };
+  });
+  return { steps: state.steps, patterns: state.patterns.length, by_criterion };
+}

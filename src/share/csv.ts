@@ -39,7 +39,7 @@ export function neutraliseFormula(text: string): string {
 
 // The scalar fields, listed as typed records so a new metric field is a compile error here until
 // it has a column.
-const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'distillation'>]: true } = {
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'distillation' | 'irt'>]: true } = {
   frac_reward_zero_std: true,
   loss: true,
   policy_loss: true,
@@ -148,6 +148,12 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
     columns.push(...(['passes', 'withheld', 'probed', 'vacuous'] as const).map((k) => ({ name: `evidence/${k}`, get: (m: StepMetrics) => m.evidence?.[k] ?? null })));
     for (const id of union(metrics.map((m) => m.evidence?.by_criterion ?? {}))) {
       columns.push({ name: `evidence/withheld/${id}`, get: (m) => m.evidence?.by_criterion[id]?.withheld ?? null }, { name: `evidence/vacuous/${id}`, get: (m) => m.evidence?.by_criterion[id]?.vacuous ?? null });
+    }
+  }
+  // irt_ability (src/rubric/irtState.ts): the item table after each step, a and b per criterion.
+  if (metrics.some((m) => m.irt)) {
+    for (const id of union(metrics.map((m) => m.irt?.by_criterion ?? {}))) {
+      columns.push({ name: `irt/a/${id}`, get: (m) => m.irt?.by_criterion[id]?.a ?? null }, { name: `irt/b/${id}`, get: (m) => m.irt?.by_criterion[id]?.b ?? null });
     }
   }
   // On-policy distillation (src/rl/distill/): the first update pass's divergence and agreement.

@@ -182,6 +182,14 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       vacuous: count,
     })
     .optional(),
+  // irt_ability (src/rubric/irtState.ts IrtMetrics): the item table after the step, a and b per criterion id.
+  irt: z
+    .strictObject({
+      steps: count,
+      patterns: count,
+      by_criterion: z.record(z.string().max(200), z.strictObject({ a: num, b: num.nullable() })),
+    })
+    .optional(),
 });
 
 const criterionResultSchema = z.union([
