@@ -58,3 +58,10 @@ export async function countedAsRun(_rt: GpuRuntime, input: { hf: Record<string, 
     rt.destroy();
   }
 }
+
+/** estimateStepTime on the page for an experiment's GRPO settings (TRL defaults filled in), for scripts/calibration-check.mjs. */
+export async function estimate(_rt: GpuRuntime, input: { costs: import('../../../src/rl/stepTime').StepCosts; config: Record<string, unknown>; promptTokens: number }) {
+  const { estimateStepTime, stepShapeOf } = await import('../../../src/rl/stepTime');
+  const { parseGrpoConfig } = await import('../../../src/rl/config');
+  return estimateStepTime(input.costs, stepShapeOf(parseGrpoConfig(input.config)), input.promptTokens);
+}
