@@ -77,6 +77,17 @@ describe('on-policy distillation with the self_rubric teacher', () => {
     expect(r.after).toBeLessThan(r.before);
   });
 
+  it('a teacher model is fetched, checked against the student\'s tokenizer and loaded by the context; another vocabulary is refused', async () => {
+    const r = await harness.runModule(CASES, 'teacherModelContext', {});
+    expect(r.loaded).toBe(true);
+    // The fixture as its own teacher: the same weights on the same prompt.
+    expect(r.divergence).toBeLessThan(1e-5);
+    expect(r.agreement).toBe(1);
+    expect(r.refusal).toBe(
+      'distillation teacher_model "/test/fixtures/tiny-byte-gpt2/": the teacher model must use the student\'s tokenizer: the teacher\'s vocabulary has 300 entries (vocab_size), the student\'s 259',
+    );
+  });
+
   it('aligns the teacher\'s completion rows with the student\'s: the student as its own teacher, padded differently, diverges by ~0', async () => {
     const r = await harness.runModule(CASES, 'selfAlignment', {});
     expect(r.layouts[1]).toBeGreaterThan(r.layouts[0]);

@@ -9,6 +9,8 @@ import { ByteTokenizer } from '../../../src/model/tokenizer';
 import { Transformer } from '../../../src/model/transformer';
 import { parseRubric, rubricVersion } from '../../../src/rubric';
 import { parseGrpoConfig, type GrpoConfigInput } from '../../../src/rl/config';
+import { fetchModelFiles } from '../../../src/model/load';
+import { buildGrpoContext, releaseGrpoContext } from '../../../src/rl/context';
 import { distillMetrics, distillTeacher, distillTokenWeights, needsFrozenTeacher, recordDistillTerm } from '../../../src/rl/distill';
 import { grpoStep, type GrpoContext } from '../../../src/rl/grpoStep';
 import { buildRolloutBatch } from '../../../src/rl/rolloutBatch';
@@ -137,3 +139,36 @@ export async function selfAlignment(rt: GpuRuntime) {
 }
 
 const BASE_LIKE = { num_generations: 2, generation_batch_size: 4, max_completion_length: 6 };
+
+const FIXTURE = '/test/fixtures/tiny-byte-gpt2/';
+
+/**
+ * The context's loading path for a "model" teacher: its files are fetched and checked against the
+ * student's tokenizer before loading. The fixture as its own teacher (same weights, same prompt)
+ * passes and diverges by ~0; a teacher whose config names another vocabulary is refused.
+ */
+export async function teacherModelContext(rt: GpuRuntime) {
+  const experiment = {
+    model: FIXTURE,
+    prompts: ['Say hi.', 'Be kind.'],
+    rubric: { name: 'a', criteria: [{ id: 'has_a', text: 'Has a', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['a'] } }] },
+    config: { num_generations: 2, generation_batch_size: 4, max_completion_length: 3, learning_rate: 0.01, seed: 3, distillation: { teacher: 'model', teacher_model: FIXTURE, mode: 'pure' } },
+  };
+  const files = await fetchModelFiles(FIXTURE);
+  const ctx = await buildGrpoContext(rt, experiment, files);
+  const loaded = ctx.distillModel !== null && ctx.distillModel !== undefined && ctx.distillModel.model !== ctx.model;
+  const result = await grpoStep(ctx, 0, experiment.prompts);
+  releaseGrpoContext(ctx);
+  let refusal: string | null = null;
+  try {
+    const other = async () => {
+      const f = await fetchModelFiles(FIXTURE);
+      return { ...f, config: { ...f.config, vocab_size: 300 } };
+    };
+    const bad = await buildGrpoContext(rt, experiment, files, { fetchModel: other });
+    releaseGrpoContext(bad);
+  } catch (e) {
+    refusal = (e as Error).message;
+  }
+  return { loaded, divergence: result.metrics.distillation?.divergence ?? null, agreement: result.metrics.distillation?.top1_agreement ?? null, refusal };
+}
