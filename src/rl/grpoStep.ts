@@ -316,14 +316,15 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const trainAdvantages = extra.rollouts.length ? rt.upload(Float32Array.from([...advantages, ...extra.advantages]), 'grpo.advantages_with_guided') : adv.advantages;
   const scales = rowScales(cfg.loss_type, batch.mask, T, [...rollouts.map(() => 'main' as const), ...extra.terms], extra.auxCoef);
   const tokenWeights = withImportanceWeights(withRowScales(credit.source, rollouts.length, scales, batch), [...sampled.importance, ...extra.importance], batch);
-  // On-policy distillation (src/rl/distill/): a teacher scores the trained rows' own completions.
-  const teacher = distillTeacher(
-    { model, reference: ctx.reference, teacherModel: ctx.distillModel, formatPrompt: ctx.formatPrompt, criteria: rubric.criteria, padTokenId: tokenizer.padTokenId, config: cfg },
-    trained.map((r) => r.prompt),
-    [...sampled.completions, ...extra.completions],
-  );
   let update: UpdateResult;
   try {
+    // On-policy distillation (src/rl/distill/): a teacher scores the trained rows' own completions
+    // (inside the try: a teacher that cannot run still frees the advantages).
+    const teacher = distillTeacher(
+      { model, reference: ctx.reference, teacherModel: ctx.distillModel, formatPrompt: ctx.formatPrompt, criteria: rubric.criteria, padTokenId: tokenizer.padTokenId, config: cfg },
+      trained.map((r) => r.prompt),
+      [...sampled.completions, ...extra.completions],
+    );
     update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: trainAdvantages, step, learningRate, tokenCredit: tokenWeights, teacher, onProgress: progress && ((done, total) => progress({ stage: 'updating', done, total })) });
   } finally {
     rt.release(adv.advantages);
