@@ -74,6 +74,8 @@ export interface NewRun {
   judgeBias?: JudgeBiasChoice;
   /** Default 'paused': created, not yet training. */
   status?: RunStatus;
+  /** The run's id, chosen by the caller (one that locks the run before it exists); default: a new one. */
+  id?: string;
 }
 
 export interface RunInfo extends RunRecord {
@@ -274,11 +276,12 @@ export class RunStore {
     }
     const status = spec.status ?? 'paused';
     checkStatus(status);
+    if (spec.id !== undefined) checkId(spec.id, 'id');
     const version = await rubricVersion(spec.rubric);
     const heldOutVersion = spec.heldOutRubric ? await rubricVersion(spec.heldOutRubric) : undefined;
     const t = this.now();
     const run: RunRecord = {
-      id: newId(),
+      id: spec.id ?? newId(),
       name,
       created: t,
       updated: t,

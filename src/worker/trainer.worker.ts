@@ -271,19 +271,29 @@ const api = {
     } else {
       const parsed = parseExperiment(request.experiment);
       experiment = parsed.experiment;
-      // Stored 'running' while the model loads: a page killed meanwhile leaves it interrupted (src/store/loadingRun.ts).
-      const run = await createLoadingRun(store, {
-        name: request.name ?? `Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`,
-        modelId: parsed.experiment.model,
-        prompts: parsed.experiment.prompts,
-        rubric: parsed.rubric,
-        ...(parsed.heldOutRubric ? { heldOutRubric: parsed.heldOutRubric } : {}),
-        ...(parsed.experiment.judge ? { judge: parsed.experiment.judge } : {}),
-        ...(parsed.judgeBias ? { judgeBias: parsed.judgeBias } : {}),
-        config: parsed.config,
-      });
+      // Stored 'running' while the model loads, locked before it exists: a page killed meanwhile
+      // leaves it interrupted (src/store/loadingRun.ts).
+      let run;
+      try {
+        run = await createLoadingRun(
+          store,
+          {
+            name: request.name ?? `Run ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`,
+            modelId: parsed.experiment.model,
+            prompts: parsed.experiment.prompts,
+            rubric: parsed.rubric,
+            ...(parsed.heldOutRubric ? { heldOutRubric: parsed.heldOutRubric } : {}),
+            ...(parsed.experiment.judge ? { judge: parsed.experiment.judge } : {}),
+            ...(parsed.judgeBias ? { judgeBias: parsed.judgeBias } : {}),
+            config: parsed.config,
+          },
+          holdRunLock,
+        );
+      } catch (err) {
+        await close(); // lets go of the lock taken for a run that could not be stored
+        throw err;
+      }
       id = run.id;
-      await holdRunLock(id);
     }
     opening = new AbortController();
     try {

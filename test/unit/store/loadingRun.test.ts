@@ -25,27 +25,46 @@ afterEach(() => {
 
 const NOBODY = { runId: null, status: 'idle' };
 
-/** Creates a run the way `create` does, holds its lock through `whileLoading` (the model load), then lets go; returns what a reopened page reads. */
-async function loadThen(create: (store: RunStore) => Promise<{ id: string }>, whileLoading: (store: RunStore, id: string, writer: StatusWriter) => Promise<void> = async () => {}) {
+type Create = (store: RunStore, lock: (id: string) => Promise<void>) => Promise<{ id: string }>;
+
+/**
+ * Creates a run the way `create` does (the trainer worker's lock: taken through `lock`, or here
+ * after the run exists), holds it through `whileLoading` (the model load), then lets go (the
+ * page is killed); returns what the page read while it loaded and what a reopened page reads.
+ */
+async function loadThen(create: Create, whileLoading: (store: RunStore, id: string, writer: StatusWriter) => Promise<void> = async () => {}) {
   const store = await open();
-  const run = await create(store);
   const writer = new StatusWriter(store, 0);
-  let whileHeld: string | null = null;
-  await withRunLock(run.id, async () => {
-    whileHeld = shownStatus((await store.getRun(run.id))!, await heldRunIds(memoryLocks));
-    await whileLoading(store, run.id, writer);
-    await writer.flush();
-  }, { locks: memoryLocks });
-  const held = await heldRunIds(memoryLocks);
+  let release = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  let locked: Promise<unknown> | null = null;
+  /** Takes the run's lock until release(), as the worker's holdRunLock; records what a listing page saw before. */
+  let seenBeforeLock: string[] = [];
+  const lock = async (id: string) => {
+    seenBeforeLock = (await store.listRuns()).map((r) => r.id);
+    await new Promise<void>((taken) => {
+      locked = withRunLock(id, () => (taken(), held), { locks: memoryLocks });
+    });
+  };
+  const run = await create(store, lock);
+  if (!locked) await lock(run.id);
+  const whileHeld = shownStatus((await store.getRun(run.id))!, await heldRunIds(memoryLocks));
+  await whileLoading(store, run.id, writer);
+  await writer.flush();
+  release();
+  await locked;
+  const heldNow = await heldRunIds(memoryLocks);
   const after = (await store.getRun(run.id))!;
   const listed = await store.listRuns();
-  return { whileHeld, after, shown: shownStatus(after, held), notice: interruptedNotice(listed, held, NOBODY) };
+  return { whileHeld, seenBeforeLock, after, shown: shownStatus(after, heldNow), notice: interruptedNotice(listed, heldNow, NOBODY) };
 }
 
 describe('a new run whose page dies while its model loads', () => {
   it('reads "interrupted" after reopening, with no step lost and the banner saying there is no checkpoint yet', async () => {
-    const { whileHeld, after, shown, notice } = await loadThen((s) => createLoadingRun(s, newRun({ name: 'loading run' })));
-    // While its worker holds the lock, the run is being trained: another tab sees "running".
+    const { whileHeld, seenBeforeLock, after, shown, notice } = await loadThen((s, lock) => createLoadingRun(s, newRun({ name: 'loading run' }), lock));
+    // Its lock is taken before the run exists (a page listing runs never sees it unlocked), and
+    // while its worker holds it, the run is being trained: another tab sees "running".
+    expect(seenBeforeLock).toEqual([]);
     expect(whileHeld).toBe('running');
     expect(after).toMatchObject({ status: 'running', lastStep: null, lastCheckpointStep: null });
     expect(shown).toBe('interrupted');
@@ -63,7 +82,7 @@ describe('a new run whose page dies while its model loads', () => {
 describe('a new run whose model did not load, or that closed before it trained', () => {
   it('a failed load is stored "failed" with the reason', async () => {
     const { after, shown, notice } = await loadThen(
-      (s) => createLoadingRun(s, newRun()),
+      (s, lock) => createLoadingRun(s, newRun(), lock),
       async (_s, id, writer) => saveLoadFailure(writer, id, 'the run does not fit this GPU: 3.2 GiB needed', false),
     );
     expect(after).toMatchObject({ status: 'failed', error: 'the run does not fit this GPU: 3.2 GiB needed' });
@@ -73,7 +92,7 @@ describe('a new run whose model did not load, or that closed before it trained',
 
   it('a cancelled download is stored "stopped", saying so', async () => {
     const { after, shown } = await loadThen(
-      (s) => createLoadingRun(s, newRun()),
+      (s, lock) => createLoadingRun(s, newRun(), lock),
       async (_s, id, writer) => saveLoadFailure(writer, id, 'download cancelled', true),
     );
     expect(after.status).toBe('stopped');
@@ -83,7 +102,7 @@ describe('a new run whose model did not load, or that closed before it trained',
 
   it('a run that loaded and was closed before it trained is "paused" (nothing was interrupted)', async () => {
     const { after, shown, notice } = await loadThen(
-      (s) => createLoadingRun(s, newRun()),
+      (s, lock) => createLoadingRun(s, newRun(), lock),
       async (_s, id, writer) => saveClosedUntrained(writer, id),
     );
     expect(after).toMatchObject({ status: 'paused', lastStep: null });
