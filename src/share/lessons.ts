@@ -127,7 +127,7 @@ const BASICS = lesson(
   'GRPO basics',
   'Sample a group, score it with a rubric, push up the better-than-average answers.',
   'Each step samples num_generations answers to every prompt. The rubric scores each answer, and each answer\'s advantage is its reward minus the mean reward of its group, divided by the group\'s standard deviation. Answers better than their siblings get a positive advantage and become more likely; worse ones less likely. No value network is needed: the group is the baseline.',
-  'Press Train and watch the reward chart. Measured headless over 5 steps, it rose on seed 1 (0.21 at step 0, 0.5 at step 3, 0.38 at step 4) and fell on seed 2 (0.46 to 0.25): single steps of 8 answers are noisy, so look for a trend over more steps, not at one step. Open the rollout inspector: each answer shows which criteria it met, its reward and its advantage (positive: pushed up; negative: pushed down). Try num_generations 2 and 8: bigger groups give a steadier baseline but cost more per step.',
+  'Press Train and watch the reward chart. Measured headless over 5 steps on three seeds, it rose on two (seed 1: 0.21 at step 0, 0.38 at step 4; seed 3: 0.17 to 0.46) and fell on one (seed 2: 0.46 to 0.25): single steps of 8 answers are noisy, so look for a trend over more steps, not at one step. Open the rollout inspector: each answer shows which criteria it met, its reward and its advantage (positive: pushed up; negative: pushed down). Try num_generations 2 and 8: bigger groups give a steadier baseline but cost more per step.',
   hide('reward_aggregation', 'scale_rewards', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'num_iterations'),
   {
     model: DEFAULT_MODEL_ID,
@@ -196,7 +196,7 @@ const REWARD_HACKING = lesson(
   'Reward hacking: a biased judge',
   'Train on a judge that likes keywords and length; watch a clean held-out judge disagree.',
   HACKING_EXPLANATION,
-  'Train for at least 8 steps. Compare the reward chart (the biased judge) with the held-out chart (the clean judge): when they part ways, the policy is exploiting the bias. In the rollout inspector, look for answers of 9 or more words cut off at the 40-character limit, and for the keywords. Measured headless (8 steps, seed 1): "detailed" passed 25% of the answers of the first 2 steps and 50% of the last 2, while the held-out score went from 0.47 to 0.42. Then open the gated and Rubric Dropout variants and compare.',
+  'Train for at least 8 steps. Compare the reward chart (the biased judge) with the held-out chart (the clean judge): when they part ways, the policy is exploiting the bias. In the rollout inspector, look for answers of 9 or more words cut off at the 40-character limit, and for the keywords. Measured headless (8 steps, seeds 1, 2 and 3; the first 2 steps against the last 2): "detailed" passed more answers on every seed (25% to 50%, 38% to 44%, 38% to 56%) while the held-out score fell on every seed (0.47 to 0.42, 0.41 to 0.39, 0.42 to 0.31): small moves at 8 answers a step, the same direction three times. Then open the gated and Rubric Dropout variants and compare.',
   HACKING_HIDDEN,
   {
     model: DEFAULT_MODEL_ID,
@@ -214,7 +214,7 @@ const REWARD_HACKING_GATED = lesson(
   'Reward hacking: essential gating',
   'The same biased judge, but failing the essential "at most 7 words" caps the reward at 0.',
   `${HACKING_EXPLANATION} Here the reward is essentially gated: an answer that fails an essential criterion ("at most 7 words") gets at most gate_cap (0), whatever else it earns, so the length bias cannot pay off.`,
-  'Train for at least 8 steps and compare with the ungated lesson: the length bias no longer pays, so answers get shorter and the held-out score follows. Measured headless (8 steps, seed 1, the same first step as the ungated lesson): "detailed" passed 44% of the answers of the first 2 steps and 13% of the last 2, while the held-out score rose from 0.39 to 0.58. The keyword bias is still there (it is not an essential criterion): can you spot it in the rollouts?',
+  'Train for at least 8 steps and compare with the ungated lesson: the length bias no longer pays, so answers get shorter and the held-out score follows. Measured headless (8 steps, seeds 1, 2 and 3, each with the same first step as the ungated lesson; the first 2 steps against the last 2): "detailed" fell to 13% of the answers on every seed (from 44%, 38% and 50%) while the held-out score rose on every seed (0.39 to 0.58, 0.41 to 0.69, 0.39 to 0.69). The keyword bias is still there (it is not an essential criterion): can you spot it in the rollouts?',
   HACKING_HIDDEN,
   {
     model: DEFAULT_MODEL_ID,
@@ -232,7 +232,7 @@ const REWARD_HACKING_DROPOUT = lesson(
   'Reward hacking: Rubric Dropout',
   'The same biased judge, but each step every group trains on a random half of the criteria.',
   `${HACKING_EXPLANATION} Rubric Dropout drops each criterion with probability dropout_p before the reward is computed (the same subset for a whole group, a new one each step), so no single biased criterion is always there to exploit; the held-out evaluation uses the full clean rubric.`,
-  'Train for at least 8 steps and compare the held-out score and the "detailed" pass rate with the plain and gated lessons. Measured headless (8 steps, seed 1, the same first step as the other two): "detailed" passed 44% of the answers of the first 2 steps and 31% of the last 2, and the held-out score went from 0.39 to 0.47, between the plain lesson and the gated one. Try dropout_p 0.3 and 0.7.',
+  'Train for at least 8 steps and compare the held-out score and the "detailed" pass rate with the plain and gated lessons. Measured headless (8 steps, seeds 1, 2 and 3, the same first step as the other two; the first 2 steps against the last 2): "detailed" fell on every seed (44% to 31%, 56% to 44%, 44% to 31%) but less than under gating, and the held-out score rose on two seeds and fell on one (0.39 to 0.47, 0.41 to 0.48, 0.41 to 0.34): between the plain lesson and the gated one on average, not on every seed. Try dropout_p 0.3 and 0.7.',
   HACKING_HIDDEN,
   {
     model: DEFAULT_MODEL_ID,
@@ -268,7 +268,7 @@ const ZERO_VARIANCE = lesson(
   'Zero-variance groups: scale_rewards "group"',
   'All-or-nothing rewards in groups of 4: many groups teach nothing; the rest are scaled by their std.',
   ZERO_EXPLANATION,
-  'Train and watch frac_reward_zero_std next to the reward. Measured headless (4 steps, seed 1): 3 of the 4 groups of step 0 and every group of steps 1 to 3 were unanimous (at step 2 one group had all four answers asking a question, the others none), so the steps taught almost nothing and the reward did not rise. Then open the "none" variant and overlay the two runs. Try num_generations 8: larger groups are less often unanimous.',
+  'Train and watch frac_reward_zero_std next to the reward. Measured headless (4 steps, seeds 1, 2 and 3): 3 of the 4 groups of step 0 were unanimous on every seed, and every group of steps 1 to 3 on seeds 1 and 3 (at seed 1\'s step 2 one group had all four answers asking a question, the others none; seed 2 had 1 or 2 mixed groups in steps 1 and 3), so the steps taught almost nothing and the reward did not rise on any seed. Then open the "none" variant and overlay the two runs. Try num_generations 8: larger groups are less often unanimous.',
   ZERO_HIDDEN,
   {
     model: DEFAULT_MODEL_ID,
@@ -308,7 +308,7 @@ const CLIP_RUBRIC = {
 };
 
 const CLIP_EXPLANATION =
-  'The ratio is π_θ / π_old for each token: how much more likely the updated policy makes it than the policy that sampled it. GRPO clips the ratio to [1 − epsilon, 1 + epsilon_high] so one batch cannot move the policy too far. With num_iterations 1 the ratio is exactly 1 and nothing is ever clipped; these lessons take 4 updates per batch, so it drifts. clip_ratio_low is the share of tokens with negative advantage held at 1 − epsilon, clip_ratio_high the share with positive advantage held at 1 + epsilon_high. DAPO\'s "clip-higher" (epsilon_high 0.28 > epsilon 0.2) lets rare, good tokens grow faster; DAPO reports that this keeps entropy from collapsing over long training. That takes far more steps than a lesson: in this lesson\'s first 4 steps (measured headless, seed 1) the entropy was not higher with clip-higher.';
+  'The ratio is π_θ / π_old for each token: how much more likely the updated policy makes it than the policy that sampled it. GRPO clips the ratio to [1 − epsilon, 1 + epsilon_high] so one batch cannot move the policy too far. With num_iterations 1 the ratio is exactly 1 and nothing is ever clipped; these lessons take 4 updates per batch, so it drifts. clip_ratio_low is the share of tokens with negative advantage held at 1 − epsilon, clip_ratio_high the share with positive advantage held at 1 + epsilon_high. DAPO\'s "clip-higher" (epsilon_high 0.28 > epsilon 0.2) lets rare, good tokens grow faster; DAPO reports that this keeps entropy from collapsing over long training. That takes far more steps than a lesson: in this lesson\'s first 4 steps (measured headless, seeds 1, 2 and 3) the entropy at step 3 was higher with clip-higher on two seeds and lower on one, so no effect on entropy shows yet.';
 
 const CLIP_HIDDEN = hide('reward_aggregation', 'scale_rewards', 'beta', 'loss_type');
 
@@ -335,7 +335,7 @@ const CLIPPING_SYMMETRIC = lesson(
   'Clipping: symmetric epsilon',
   'The same experiment with the classic symmetric clip range [0.8, 1.2].',
   CLIP_EXPLANATION,
-  'Train and compare with the clip-higher lesson: clip_ratio_high tends to be larger here (the upper bound is tighter). Measured headless (4 steps, seed 1): steps 0 and 1 clipped the same share, and at step 3 clip_ratio_high was 0.16 here against 0.12 with clip-higher (mean over the 4 steps 0.10 against 0.09); the entropy was not higher with clip-higher (0.34 against 0.36 here at step 3).',
+  'Train and compare with the clip-higher lesson: clip_ratio_high tends to be larger here (the upper bound is tighter). Measured headless (4 steps, seeds 1, 2 and 3): clip_ratio_high, averaged over the 4 steps, was higher here on every seed (0.10 against 0.09 with clip-higher, 0.07 against 0.05, 0.13 against 0.09); the entropy at step 3 was not consistently higher with clip-higher (0.34 with clip-higher against 0.36 here, 0.34 against 0.30, 0.47 against 0.40).',
   CLIP_HIDDEN,
   {
     model: DEFAULT_MODEL_ID,
