@@ -11,6 +11,7 @@
 //   - pairwise accuracy on preference pairs (proxy preference accuracy, Proxy-GRM #32, Co-ReAct
 //     #50): the share of pairs whose preferred rollout has the higher reward, ties ½.
 // A rollout without a reward (unscorable) is left out and counted as skipped, never scored 0.
+import { cohenKappa } from './judgeMeta';
 
 export type RolloutKey = string;
 
@@ -57,14 +58,11 @@ export function judgeAgreement(labels: readonly VerdictLabel[], threshold = DEFA
     by.set(l.criterion, [...(by.get(l.criterion) ?? []), l]);
   });
   return [...by.entries()].map(([criterion, ls]) => {
+    // The person's verdict is the judge's when marked right, the other one when marked wrong.
+    const count = (judgeMet: boolean, correct: boolean) => ls.filter((l) => (l.score >= threshold) === judgeMet && l.correct === correct).length;
+    const [tp, fp, tn, fn] = [count(true, true), count(true, false), count(false, true), count(false, false)];
     const n = ls.length;
-    const judgeMet = ls.map((l) => l.score >= threshold);
-    const humanMet = ls.map((l, i) => (l.correct ? judgeMet[i] : !judgeMet[i]));
-    const agreement = ls.filter((l) => l.correct).length / n;
-    const pJ = judgeMet.filter(Boolean).length / n;
-    const pH = humanMet.filter(Boolean).length / n;
-    const pe = pJ * pH + (1 - pJ) * (1 - pH);
-    return { criterion, labelled: n, agreement, kappa: pe === 1 ? null : (agreement - pe) / (1 - pe) };
+    return { criterion, labelled: n, agreement: (tp + tn) / n, kappa: cohenKappa(tp, fp, fn, tn) };
   });
 }
 
