@@ -63,6 +63,8 @@ describe('a lesson recording', () => {
     const tag = `Recording (seed ${ENTRY.seed}, ${ENTRY.steps} of ${ENTRY.steps} steps), not a live run`;
     await expect(page.getByTestId('charts-label').textContent()).resolves.toBe(tag);
     await expect(page.getByTestId('inspector-label').textContent()).resolves.toBe(tag);
+    // The run's status says the charts show a recording, not that nothing has happened.
+    await expect(page.getByTestId('stage-status').textContent()).resolves.toBe('No live step has run yet: the charts show a recording. Train it yourself to train live.');
 
     // Every chart has a point per recorded step; the recording is not overlaid on itself.
     const figures = page.locator('figure[data-testid^="chart-"]');
