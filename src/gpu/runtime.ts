@@ -108,15 +108,7 @@ export class GpuRuntime {
    * discarded; `record` releases the buffers it acquires, as it would after a submission.
    */
   captureKernels(record: () => void): KernelSpec[] {
-    if (this.capture) throw new Error('captureKernels does not nest');
-    const capture = (this.capture = { specs: new Set<KernelSpec>(), recorders: [] as Recorder[] });
-    try {
-      record();
-    } finally {
-      this.capture = null;
-      for (const rec of capture.recorders) rec.discard();
-    }
-    return [...capture.specs];
+    return [...this.captured(record).specs];
   }
 
   /**
@@ -124,7 +116,12 @@ export class GpuRuntime {
    * in order: what a step costs in commands, counted without compiling or running anything.
    */
   captureDispatches(record: () => void): CapturedDispatch[] {
-    if (this.capture) throw new Error('captureDispatches does not nest');
+    return this.captured(record).recorders.flatMap((rec) => rec.captured);
+  }
+
+  /** Runs `record` in capture mode (nothing compiled, encoded or submitted); its recorders are discarded after. */
+  private captured(record: () => void): { specs: Set<KernelSpec>; recorders: Recorder[] } {
+    if (this.capture) throw new Error('kernel or dispatch captures do not nest');
     const capture = (this.capture = { specs: new Set<KernelSpec>(), recorders: [] as Recorder[] });
     try {
       record();
@@ -132,7 +129,7 @@ export class GpuRuntime {
       this.capture = null;
       for (const rec of capture.recorders) rec.discard();
     }
-    return capture.recorders.flatMap((rec) => rec.captured);
+    return capture;
   }
 
   /**
