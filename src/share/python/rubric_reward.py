@@ -760,6 +760,11 @@ def adaptive_weights(criteria, group_scores, floor=0.1, tier_balance=True):
     elif not any(weights[k] > 0 for k in active):
         for k in active:
             weights[k] = criteria[k]["weight"]
+    return _weighted_rewards(group_scores, active, weights)
+
+
+def _weighted_rewards(group_scores, active, weights):
+    """Each rollout's sum of weights[k] * score over the active criteria, over the positive weights; None when one is unscored."""
     denominator = 0
     for k in active:
         denominator += max(weights[k], 0)
@@ -837,19 +842,7 @@ def correlation_weights(criteria, group_scores, history=None):
             if j != k and wj != 0 and w != 0:
                 c += max(0, _sign(wj) * _sign(w) * (corr[k][j] if corr[k][j] is not None else 0))
         weights.append(w / c)
-    denominator = 0
-    for k in active:
-        denominator += max(weights[k], 0)
-    rewards = []
-    for s in group_scores:
-        if any(s[k] is None for k in active):
-            rewards.append(None)
-            continue
-        total = 0
-        for k in active:
-            total += weights[k] * s[k]
-        rewards.append(total / denominator)
-    return rewards
+    return _weighted_rewards(group_scores, active, weights)
 
 
 def fork_precision_recall(criteria, scores, beta=1, **_):
