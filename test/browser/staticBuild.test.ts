@@ -82,6 +82,14 @@ afterAll(async () => {
   if (outDir) rmSync(outDir, { recursive: true, force: true });
 });
 
+/** Whether the embedded model is in this deploy's cache. */
+const cachedModel = () =>
+  opened.page.evaluate(async (prefix) => {
+    const names = (await caches.keys()).filter((n) => n.startsWith(prefix));
+    const found = await Promise.all(names.map(async (n) => !!(await (await caches.open(n)).match(new URL('models/tiny-gpt2-byte/model.safetensors', location.href).href))));
+    return found.includes(true);
+  }, APP_CACHE_PREFIX);
+
 describe('the built page under a sub-path', () => {
   it('opens a lesson link, loads the embedded model from the sub-path, and shares links under it', async () => {
     const page = opened.page;
@@ -96,6 +104,9 @@ describe('the built page under a sub-path', () => {
     // The trainer fetches the model first; the run itself is not needed here (the reload below ends it).
     await expect.poll(() => requests.includes(`${MODEL_DIR}model.safetensors`), { timeout: 120_000 }).toBe(true);
     expect(requests).toContain(`${MODEL_DIR}config.json`);
+    // The page may have asked for the model before the service worker took control; the run's own
+    // fetch, after it, is the one cached: wait for it rather than race the reload of the next test.
+    await expect.poll(cachedModel, { timeout: 120_000 }).toBe(true);
     // Nothing was asked of the server outside the sub-path (a root-relative URL would be).
     expect(requests.filter((p) => !p.startsWith(SUB))).toEqual([]);
 
@@ -108,12 +119,6 @@ describe('the built page under a sub-path', () => {
   it('keeps working offline once the service worker is active: the shell and the embedded model are cached', async () => {
     const page = opened.page;
     // The model the first run fetched is in this deploy's cache (cached on first use).
-    const cachedModel = () =>
-      page.evaluate(async (prefix) => {
-        const names = (await caches.keys()).filter((n) => n.startsWith(prefix));
-        const found = await Promise.all(names.map(async (n) => !!(await (await caches.open(n)).match(new URL('models/tiny-gpt2-byte/model.safetensors', location.href).href))));
-        return found.includes(true);
-      }, APP_CACHE_PREFIX);
     await expect.poll(cachedModel, { timeout: 30_000 }).toBe(true);
 
     // Offline for real: the browser's network off and the server gone.
