@@ -12,11 +12,14 @@ const probability = z.number().gt(0).lte(1);
 /** On-policy distillation settings (src/rl/distill/); teacher "off" leaves plain GRPO. */
 export const distillationSchema = z
   .object({
-    /** off; self_rubric: the same weights with the rubric in the prompt teach the rubric-free student (RGSD / OPSD); model: another model (teacher_model) with the student's tokenizer. */
-    teacher: z.enum(['off', 'self_rubric', 'model']).default('off'),
+    /**
+     * off; self_rubric: the same weights with the rubric in the prompt teach the rubric-free student (RGSD / OPSD); model: another model (teacher_model) with the student's tokenizer;
+     * criterion_injection (CriPO): the same weights told the criteria no rollout of a group met teach that group's rollouts (forward KL, mode mixed).
+     */
+    teacher: z.enum(['off', 'self_rubric', 'model', 'criterion_injection']).default('off'),
     /** The model teacher's id, as an experiment names its model (embedded, Hub or local); inference passes only. */
     teacher_model: z.string().min(1).max(500).nullable().default(null),
-    /** self_rubric's weights: frozen = the starting model (the KL reference's weights), live = the policy being trained. */
+    /** self_rubric's and criterion_injection's weights: frozen = the starting model (the KL reference's weights), live = the policy being trained. */
     teacher_weights: z.enum(['frozen', 'live']).default('frozen'),
     /** pure: distillation alone (no judge, no reward); mixed: GRPO's loss plus weight × the mean divergence. */
     mode: z.enum(['pure', 'mixed']).default('mixed'),
@@ -380,6 +383,10 @@ function distillationIssues(c: {
 }): { path: string[]; message: string }[] {
   if (c.distillation.teacher === 'model' && c.distillation.teacher_model === null) {
     return [{ path: ['distillation', 'teacher_model'], message: 'the "model" teacher needs a model id (as the experiment names its model): which model teaches' }];
+  }
+  if (c.distillation.teacher === 'criterion_injection' && c.distillation.mode === 'pure') {
+    const why = 'it distils only where the judged verdicts show a criterion no rollout of a group met';
+    return [{ path: ['distillation', 'mode'], message: `the ${c.distillation.teacher} teacher needs the judge (${why}): use distillation mode "mixed"` }];
   }
   if (c.distillation.teacher === 'off' || c.distillation.mode !== 'pure') return [];
   const byReward: [string, boolean][] = [

@@ -34,7 +34,7 @@ import { tokenCredit } from './credit';
 import { rubricConditionedPrompt } from './credit/cort';
 import { cortContrasts } from './credit/cortPass';
 import { buildRolloutBatch } from './rolloutBatch';
-import { distillationOnly, distillMetrics, distillTeacher, type DistillMetrics } from './distill';
+import { distillationOnly, distillMetrics, distillTeacher, injectionMetrics, type DistillMetrics, type DistillTeacher } from './distill';
 import { runUpdate, type UpdateResult } from './update';
 import { optimizerStepMetrics, updateScalarMetrics, type OptimizerStepMetrics, type UpdateScalarMetrics } from './generationSlices';
 import type { ProgressHook } from './progress';
@@ -317,11 +317,12 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const scales = rowScales(cfg.loss_type, batch.mask, T, [...rollouts.map(() => 'main' as const), ...extra.terms], extra.auxCoef);
   const tokenWeights = withImportanceWeights(withRowScales(credit.source, rollouts.length, scales, batch), [...sampled.importance, ...extra.importance], batch);
   let update: UpdateResult;
+  let teacher: DistillTeacher | null = null;
   try {
     // On-policy distillation (src/rl/distill/): a teacher scores the trained rows' own completions
     // (inside the try: a teacher that cannot run still frees the advantages).
-    const teacher = distillTeacher(
-      { model, reference: ctx.reference, teacherModel: ctx.distillModel, formatPrompt: ctx.formatPrompt, criteria: rubric.criteria, padTokenId: tokenizer.padTokenId, config: cfg },
+    teacher = distillTeacher(
+      { model, reference: ctx.reference, teacherModel: ctx.distillModel, formatPrompt: ctx.formatPrompt, criteria: rubric.criteria, rows: trained, padTokenId: tokenizer.padTokenId, config: cfg },
       trained.map((r) => r.prompt),
       [...sampled.completions, ...extra.completions],
     );
@@ -369,7 +370,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     step_seconds: (performance.now() - t0) / 1000,
     update_submits: rt.counters.submits - submitsBefore,
     judge_failures: pure ? undefined : judgeFailureMetrics(rollouts, cfg.max_unscorable_fraction),
-    distillation: update.distillation ? distillMetrics({ ...update.distillation, mask: batch.mask, weight: cfg.distillation.weight }) : undefined,
+    distillation: update.distillation ? { ...distillMetrics({ ...update.distillation, mask: batch.mask, weight: cfg.distillation.weight }), ...injectionMetrics(teacher) } : undefined,
     ...(cfg.judge_evidence_required ? { evidence: evidenceMetrics(rubric, results) } : {}),
     ...(cfg.reward_aggregation.method === 'irt_ability' && ctx.irt ? { irt: irtMetrics(rubric.criteria.map((c) => c.id), ctx.irt) } : {}),
   };

@@ -25,6 +25,7 @@ import type { GrpoConfig } from './config';
 import { entropyBonusGradient, entropyBonusMean, topEntropyMask } from './entropyBonus';
 import { adamStep, generationPlan } from './generationSlices';
 import { distillGradCoefficient, distillTokenWeights } from './distill/align';
+import { withRowWeights } from './distill/injection';
 import { recordDistillTerm, type DistillRead } from './distill/pass';
 import type { DistillTeacher } from './distill/teacher';
 import type { RolloutBatch } from './rolloutBatch';
@@ -320,7 +321,8 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         // policy loss's at the logits, so one backward pass carries both. Normalised by the optimizer
         // step's completion tokens (TRL's batchmean), like dapo, so micro-batches need no rescale.
         if (teacher) {
-          const weights = distillTokenWeights(mb.mask, m);
+          // criterion_injection distils only its injected rows (distill/injection.ts).
+          const weights = withRowWeights(distillTokenWeights(mb.mask, m), teacher.rowWeights, mb.start, T);
           const d = recordDistillTerm(rt, rec, teacher, {
             start: mb.start,
             n: mb.n,

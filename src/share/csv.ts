@@ -163,7 +163,7 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
   return columns;
 }
 
-const DISTILL_FIELDS = ['loss', 'divergence', 'top1_agreement', 'retained_tokens', 'completion_tokens'] as const satisfies readonly (keyof DistillMetrics)[];
+const DISTILL_FIELDS = ['loss', 'divergence', 'top1_agreement', 'retained_tokens', 'completion_tokens', 'injected_rollouts', 'injected_criteria'] as const satisfies readonly (keyof DistillMetrics)[];
 
 /** The column names metricsToCsv writes for these steps, in order. */
 export function metricColumns(metrics: readonly StepMetrics[]): string[] {

@@ -167,6 +167,8 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       retained_tokens: count,
       completion_tokens: count,
       loss: num,
+      injected_rollouts: count.optional(),
+      injected_criteria: count.optional(),
     })
     .optional(),
   // Evidence-required credit (src/rubric/evidenceCredit.ts): per criterion, passes quoted, withheld, probed and flagged.

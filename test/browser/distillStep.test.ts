@@ -88,6 +88,26 @@ describe('on-policy distillation with the self_rubric teacher', () => {
     );
   });
 
+  it('the criterion_injection teacher distils only the rollouts of the group where no rollout met a criterion', async () => {
+    const r = await harness.runModule(CASES, 'criterionInjection', {});
+    const injected = (r.rollouts as { prompt: string; unexplored: string[]; length: number; token_divergence?: (number | null)[] }[]).filter((x) => x.prompt === 'Be kind.');
+    const others = r.rollouts.filter((x: { prompt: string }) => x.prompt === 'Say hi.');
+    expect(injected).toHaveLength(2);
+    expect(r.metrics.injected_rollouts).toBe(2);
+    expect(r.metrics.injected_criteria).toBe(1);
+    for (const x of injected) expect(x.unexplored).toEqual(['greets']);
+    // Only the injected rows' tokens are in the loss, and there the told teacher diverges.
+    expect(r.metrics.retained_tokens).toBe(injected.reduce((s, x) => s + x.length, 0));
+    expect(r.metrics.retained_tokens).toBeGreaterThan(0);
+    expect(r.metrics.divergence).toBeGreaterThan(0);
+    for (const x of injected) for (const v of x.token_divergence!) expect(v).toBeGreaterThanOrEqual(0);
+    expect(injected.flatMap((x) => x.token_divergence!).some((v) => v! > 0)).toBe(true);
+    for (const x of others) {
+      expect(x.unexplored).toEqual([]);
+      expect(x.token_divergence!.every((v: number | null) => v === null)).toBe(true);
+    }
+  });
+
   it('aligns the teacher\'s completion rows with the student\'s: the student as its own teacher, padded differently, diverges by ~0', async () => {
     const r = await harness.runModule(CASES, 'selfAlignment', {});
     expect(r.layouts[1]).toBeGreaterThan(r.layouts[0]);

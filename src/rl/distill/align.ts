@@ -72,6 +72,9 @@ export interface DistillMetrics {
   completion_tokens: number;
   /** weight × divergence: the distillation term of the loss (mean over the completion tokens, as trained). */
   loss: number;
+  /** criterion_injection (injection.ts): rollouts distilled this step, and Σ over their groups of the criteria their teacher was told. */
+  injected_rollouts?: number;
+  injected_criteria?: number;
 }
 
 /** The step's metrics from the per-row divergences and argmax ids of the first update pass. */

@@ -8,11 +8,14 @@
 //   (the KL reference's weights), live = the policy being trained (a stop-gradient teacher).
 // - model: another model on the same engine (a bigger one, or a saved checkpoint) with the
 //   student's tokenizer (tokenizerCheck.ts, checked before loading), on the student's own prompt.
+// - criterion_injection (CriPO, seed 000 #24; injection.ts): the same weights told only the
+//   criteria no rollout of a group met teach that group's rollouts, forward KL; other rows get no term.
 import type { TokenBatch, Transformer } from '../../model/transformer';
 import type { Criterion } from '../../rubric';
 import type { GrpoConfig } from '../config';
 import { rubricConditionedPrompt } from '../credit/cort';
 import { buildRolloutBatch, type RolloutBatch } from '../rolloutBatch';
+import { injectionSelection, type InjectionRow } from './injection';
 
 export type DistillationConfig = GrpoConfig['distillation'];
 
@@ -25,6 +28,10 @@ export interface DistillTeacher {
   /** The teacher's batch: row b is its prompt followed by row b's completion of the student's batch. */
   batch: RolloutBatch;
   options: DistillationConfig;
+  /** Per trained row, 1 = distilled (criterion_injection: the injected rows); absent = every row. */
+  rowWeights?: Float32Array;
+  /** criterion_injection: the rollouts and criteria injected this step. */
+  injection?: { rollouts: number; criteria: number };
 }
 
 /** The self-teacher's privileged prompt: the prompt, then the rubric's criteria (CoRT's rubric-conditioned prompt). */
@@ -40,14 +47,17 @@ export interface TeacherSource {
   /** The model teacher, loaded by the context (null unless distillation.teacher is "model"). */
   teacherModel?: { model: Transformer; formatPrompt: (text: string) => number[] } | null;
   formatPrompt: (text: string) => number[];
-  criteria: readonly Pick<Criterion, 'text' | 'weight'>[];
+  criteria: readonly (Pick<Criterion, 'text' | 'weight'> & { id?: string })[];
+  /** criterion_injection: the trained rows' judged groups (their unexplored criteria), in batch order. */
+  rows?: readonly InjectionRow[];
   padTokenId: number;
   config: GrpoConfig;
 }
 
 /** Whether the run's teacher needs the frozen starting model loaded next to the policy. */
 export function needsFrozenTeacher(config: Pick<GrpoConfig, 'distillation'>): boolean {
-  return config.distillation.teacher === 'self_rubric' && config.distillation.teacher_weights === 'frozen';
+  const self = config.distillation.teacher === 'self_rubric' || config.distillation.teacher === 'criterion_injection';
+  return self && config.distillation.teacher_weights === 'frozen';
 }
 
 /**
@@ -59,6 +69,7 @@ export function distillTeacher(src: TeacherSource, prompts: readonly string[], c
   if (options.teacher === 'off') return null;
   let model: Transformer | null;
   let ids: number[][];
+  let injected: ReturnType<typeof injectionSelection> | null = null;
   if (options.teacher === 'model') {
     if (!src.teacherModel) throw new Error(`the teacher model ${options.teacher_model ?? ''} was not loaded: start the run again`);
     model = src.teacherModel.model;
@@ -69,15 +80,27 @@ export function distillTeacher(src: TeacherSource, prompts: readonly string[], c
     ids = prompts.map((p) => src.teacherModel!.formatPrompt(p));
   } else {
     model = options.teacher_weights === 'live' ? src.model : src.reference;
-    if (!model) throw new Error('the frozen self_rubric teacher needs the starting model, which was not loaded: start the run again');
-    if (src.criteria.length === 0) throw new RangeError('the self_rubric teacher needs a rubric with at least one criterion: it is the privileged context the teacher sees');
-    ids = prompts.map((p) => src.formatPrompt(privilegedPrompt(p, src.criteria)));
+    if (!model) throw new Error(`the frozen ${options.teacher} teacher needs the starting model, which was not loaded: start the run again`);
+    if (options.teacher === 'criterion_injection') {
+      if (!src.rows || src.rows.length !== prompts.length) throw new Error('the criterion_injection teacher needs the step\'s judged rollouts: use distillation mode "mixed"');
+      const selection = injectionSelection(src.criteria, src.rows);
+      injected = selection;
+      // A row outside the injection keeps its plain prompt: it is in the batch only to keep the layout.
+      ids = prompts.map((p, b) => src.formatPrompt(selection.contexts[b].length ? privilegedPrompt(p, selection.contexts[b]) : p));
+    } else {
+      if (src.criteria.length === 0) throw new RangeError('the self_rubric teacher needs a rubric with at least one criterion: it is the privileged context the teacher sees');
+      ids = prompts.map((p) => src.formatPrompt(privilegedPrompt(p, src.criteria)));
+    }
   }
   const batch = buildRolloutBatch(ids, completions, completions.map(() => false), { padTokenId: src.padTokenId, maskTruncatedCompletions: false });
   const context = model.config.maxPositions;
   if (batch.tokens.seqLen > context) {
-    const what = options.teacher === 'model' ? 'the teacher model\'s prompt' : 'the self_rubric teacher\'s prompt (the prompt plus the rubric\'s criteria)';
+    const what = options.teacher === 'model' ? 'the teacher model\'s prompt' : `the ${options.teacher} teacher's prompt (the prompt plus the rubric's criteria)`;
     throw new RangeError(`distillation: ${what} and its completion are ${batch.tokens.seqLen} tokens, above the teacher's context of ${context}: shorten the criteria, the prompts or max_completion_length`);
+  }
+  if (injected) {
+    // CriPO's localized forward KL: GKD beta 0, whatever beta says.
+    return { kind: options.teacher, weights: options.teacher_weights, model, batch, options: { ...options, beta: 0 }, rowWeights: injected.rowWeights, injection: { rollouts: injected.rollouts, criteria: injected.criteria } };
   }
   return { kind: options.teacher, weights: options.teacher_weights, model, batch, options };
 }

@@ -8,6 +8,7 @@ import { ParameterStore } from '../../../src/model/parameters';
 import { ByteTokenizer } from '../../../src/model/tokenizer';
 import { Transformer } from '../../../src/model/transformer';
 import { parseRubric, rubricVersion } from '../../../src/rubric';
+import type { CriterionResult, JudgeRequest } from '../../../src/rubric/judge';
 import { parseGrpoConfig, type GrpoConfigInput } from '../../../src/rl/config';
 import { fetchModelFiles } from '../../../src/model/load';
 import { buildGrpoContext, releaseGrpoContext } from '../../../src/rl/context';
@@ -171,4 +172,36 @@ export async function teacherModelContext(rt: GpuRuntime) {
     refusal = (e as Error).message;
   }
   return { loaded, divergence: result.metrics.distillation?.divergence ?? null, agreement: result.metrics.distillation?.top1_agreement ?? null, refusal };
+}
+
+/**
+ * The criterion_injection teacher (CriPO) on the fixture model, one step: a judge that says "yes"
+ * to the criterion only on "Say hi." rollouts leaves it unexplored in the other prompt's group,
+ * whose rollouts alone get the teacher (told that criterion) and a divergence.
+ */
+export async function criterionInjection(rt: GpuRuntime) {
+  const experiment = {
+    model: FIXTURE,
+    prompts: ['Say hi.', 'Be kind.'],
+    rubric: {
+      name: 'greets',
+      criteria: [
+        { id: 'greets', text: 'Greets the reader', weight: 2, tier: 'important', judge_question: 'Does the response greet the reader?' },
+        { id: 'long', text: 'Rambles', weight: -1, tier: 'optional', rule: { kind: 'length', unit: 'characters', min: 50 } },
+      ],
+    },
+    config: { num_generations: 2, generation_batch_size: 4, max_completion_length: 4, learning_rate: 0.01, seed: 3, distillation: { teacher: 'criterion_injection', teacher_weights: 'live', mode: 'mixed', beta: 0.5 } },
+  };
+  const judge = {
+    name: 'fake:greets-on-say-hi',
+    judge: async (requests: readonly JudgeRequest[]): Promise<CriterionResult[]> =>
+      requests.map((r) => ({ criterion_id: r.criterion.id, status: 'ok' as const, score: r.prompt === 'Say hi.' ? 1 : 0, reason: 'fake' })),
+  };
+  const ctx = await buildGrpoContext(rt, experiment, await fetchModelFiles(FIXTURE), { modelJudge: judge });
+  const result = await grpoStep(ctx, 0, experiment.prompts);
+  releaseGrpoContext(ctx);
+  return {
+    metrics: result.metrics.distillation,
+    rollouts: result.rollouts.map((x) => ({ prompt: x.prompt, unexplored: x.unexplored_criteria ?? [], length: x.completion_ids.length, token_divergence: x.token_divergence })),
+  };
 }
