@@ -104,6 +104,11 @@ export interface PrefillOptions {
   logits?: 'last' | 'all';
   /** Add the LoRA adapters (default true), as in ForwardOptions. */
   adapters?: boolean;
+  /**
+   * Also copy the final hidden states (the final norm's output, the vectors the head reads) of
+   * the rows that get logits into this buffer, [rows, hiddenSize] f32 (the probe judge's features).
+   */
+  hiddenOut?: GPUBuffer;
 }
 
 /** Internal: a view shares another model's buffers (see withoutAdapters). */
@@ -338,6 +343,7 @@ export class Transformer {
     }
     const m = all ? rows : B;
     const finalNorm = this.norm(rec, m, hidden, names.finalNorm, names.finalNormBias, D, buffers.rt);
+    if (options.hiddenOut) rec.copy(finalNorm.y, options.hiddenOut, m * D * 4);
     buffers.done(hidden, finalNorm.stats);
     const logits = rt.storage(m * c.vocabSize * 4, all ? 'logits' : 'last_logits');
     const path = rows > SMALL_M_MAX ? 'tiled' : 'auto';

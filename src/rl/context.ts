@@ -12,7 +12,8 @@ import { judgedRubric } from '../rubric/holistic';
 import type { OriginBoundKey } from '../rubric/judges/remote';
 import { parseExperiment } from './experiment';
 import type { GrpoContext } from './grpoStep';
-import { buildJudge, type JudgeSources } from './judgeFactory';
+import { buildJudge, type JudgeSources, type ProbeTraining } from './judgeFactory';
+import { questionIds } from '../rubric/judgeMeta';
 import type { GrpoConfig } from './config';
 import { referenceDrifted } from './refSync';
 import { resumedIrtState } from './irtResume';
@@ -35,6 +36,8 @@ export interface ContextOptions {
   fetchModel?: (modelId: string) => Promise<ModelFiles>;
   /** Runs a 'model' judge elsewhere (the trainer worker: in a judge worker); default: loaded on `rt`. */
   remoteModelJudge?: JudgeSources['remoteModelJudge'];
+  /** The probe judge's labelled examples (the trainer worker reads them from the store), and who keeps the fitted probes. */
+  probe?: Pick<ProbeTraining, 'examples' | 'onTrained'>;
 }
 
 /** The judge factory's key fields for a bare or an origin-bound key. */
@@ -108,6 +111,9 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
         fetchModel: options.fetchModel ?? ((id) => fetchModelFiles(modelUrl(id))),
         ...judgeKeySources(options.judgeApiKey),
         remoteModelJudge: options.remoteModelJudge,
+        ...(judgeChoice.kind === 'probe'
+          ? { probe: { examples: options.probe?.examples ?? [], onTrained: options.probe?.onTrained, rubric, rubricVersion: await rubricVersion(rubric), criteria: [...questionIds(rubric)] } }
+          : {}),
       });
       judge = built.judge;
       releaseJudge = built.release;

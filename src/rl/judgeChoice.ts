@@ -32,6 +32,12 @@ export const judgeChoiceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('self') }).strict(),
   /** Another model our engine runs (an id the model registry knows). */
   z.object({ kind: z.literal('model'), model: z.string().min(1).max(200) }).strict(),
+  /**
+   * A linear probe on a judge model's final hidden state, trained when the run opens from the
+   * verdict labels stored with the rubric version (src/rl/probeJudge.ts). model: another model
+   * our engine runs; absent, the starting policy (frozen). l2: the fit's L2 penalty (default 1).
+   */
+  z.object({ kind: z.literal('probe'), model: z.string().min(1).max(200).optional(), l2: z.number().positive().max(1e6).optional() }).strict(),
   /** A transformers.js zero-shot classification pipeline (downloads its model; needs a network). */
   z.object({ kind: z.literal('zero_shot'), model: z.string().min(1).max(200) }).strict(),
   remoteJudgeChoice,

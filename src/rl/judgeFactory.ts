@@ -10,6 +10,9 @@ import { compactJudgePromptText, judgePromptText } from '../rubric/judges/modelJ
 import { remoteJudge } from '../rubric/judges/remote';
 import type { JudgeChoice } from './judgeChoice';
 import { modelJudge, zeroShotJudge } from './modelJudge';
+import type { ProbeExample } from '../rubric/probeLabels';
+import type { ProbeSet } from '../rubric/probeSet';
+import { probeJudge, trainProbeSet } from './probeJudge';
 
 export interface JudgeSources {
   /** The policy's starting files: the self-judge is a frozen copy of them… */
@@ -28,6 +31,18 @@ export interface JudgeSources {
    * policy's weights.
    */
   remoteModelJudge?: (modelId: string) => Promise<{ judge: Judge; release(): void }>;
+  /** The probe judge's training data: examples from the verdict labels of the rubric's version. */
+  probe?: ProbeTraining;
+}
+
+export interface ProbeTraining {
+  examples: ProbeExample[];
+  rubric: { criteria: readonly { id: string }[] };
+  rubricVersion: string;
+  /** The judge-question criteria the probe must judge (each needs enough labels). */
+  criteria: string[];
+  /** Told the fitted probes (the trainer worker stores them with the rubric version). */
+  onTrained?: (set: ProbeSet) => void | Promise<void>;
 }
 
 export interface BuiltJudge {
@@ -72,6 +87,31 @@ export async function buildJudge(rt: GpuRuntime, choice: JudgeChoice, sources: J
       // cached verdicts stay valid for the whole run.
       const files = choice.kind === 'self' ? sources.policyFiles : await sources.fetchModel(choice.model);
       return loadEngineJudge(rt, files, choice.kind === 'self' ? 'self' : modelJudgeName(choice.model));
+    }
+    case 'probe': {
+      const training = sources.probe;
+      if (!training) throw new Error('the probe judge is trained from the labels stored with the rubric version, and none were given to it');
+      // Self: the starting policy, frozen (as the self-judge); else another model, loaded frozen here.
+      let engine = choice.model === undefined ? sources.startingPolicy : undefined;
+      let release = () => {};
+      if (!engine) {
+        const loaded = await loadModel(rt, choice.model === undefined ? sources.policyFiles : await sources.fetchModel(choice.model), { frozen: true });
+        engine = loaded;
+        release = () => loaded.model.params.destroy();
+      }
+      try {
+        const set = await trainProbeSet(engine, training.examples, training.rubric, {
+          judgeModel: choice.model ?? 'self',
+          criteria: training.criteria,
+          rubricVersion: training.rubricVersion,
+          ...(choice.l2 !== undefined ? { l2: choice.l2 } : {}),
+        });
+        await training.onTrained?.(set);
+        return { judge: probeJudge(engine, set), release };
+      } catch (e) {
+        release();
+        throw e;
+      }
     }
     case 'zero_shot':
       return { judge: zeroShotJudge({ model: choice.model }), release: () => {} };

@@ -18,6 +18,7 @@ import { experimentProblems } from '../rl/issueLabels';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import { MAX_SPANS, parseRubric, rubricVersion } from '../rubric';
 import { MAX_CRITERIA } from '../rubric/schema';
+import { probeSetSchema, type ProbeSet } from '../rubric/probeSet';
 import { base64ToBytes, bytesToBase64, checkKeys, ShareLinkError } from './link';
 
 export const RUN_FILE_FORMAT = 'rubric-playground-run';
@@ -58,6 +59,8 @@ export interface RunFile {
   metrics: StepMetrics[];
   rollouts: RolloutRecord[];
   checkpoint?: RunCheckpoint;
+  /** The probe judge that scored the run (judge kind "probe"): its weights, never in links (src/rubric/probeSet.ts). */
+  probe?: ProbeSet;
 }
 
 export interface RunFileInput extends Omit<RunFile, 'exported_at' | 'rubric_versions'> {
@@ -262,6 +265,7 @@ const documentSchema = z.strictObject({
     .min(1),
   metrics: z.array(stepMetricsSchema),
   rollouts: z.array(rolloutSchema),
+  probe: probeSetSchema.optional(),
   checkpoint: z
     .strictObject({
       step: count,
@@ -307,6 +311,7 @@ async function documentOf(run: RunFileInput, binary: (name: (typeof BINARY_FILES
     metrics: run.metrics,
     rollouts: run.rollouts,
   };
+  if (run.probe) doc.probe = run.probe;
   if (run.checkpoint) {
     const f = run.checkpoint.files;
     const files: Record<string, unknown> = { 'config.json': f['config.json'], 'trainer_state.json': f['trainer_state.json'] };
@@ -478,6 +483,7 @@ async function finish(doc: RunDocument, readBinary: BinaryReader): Promise<RunFi
     metrics: doc.metrics,
     rollouts: doc.rollouts,
   };
+  if (doc.probe) run.probe = doc.probe;
   if (doc.checkpoint) {
     const f = doc.checkpoint.files;
     const state = checkJsonFile(f['trainer_state.json'], 'trainer_state.json');

@@ -10,6 +10,7 @@ import { judgeChoiceSchema, type JudgeChoice } from '../rl/judgeChoice';
 import { judgeBiasSchema, type JudgeBiasChoice } from '../rl/judgeBias';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { Rubric } from '../rubric';
+import type { ProbeSet } from '../rubric/probeSet';
 import { DEFAULT_PASS_THRESHOLD } from '../rubric/aggregate';
 import { rubricVersion } from '../rubric/version';
 import { openDatabase } from './database';
@@ -202,6 +203,24 @@ export class RunStore {
     return this.editLabels(version, (l) => {
       l.verdicts = l.verdicts.filter((v) => !(v.rollout === verdict.rollout && v.criterion === verdict.criterion));
       if (correct !== null) l.verdicts.push({ rollout: verdict.rollout, criterion: verdict.criterion, score: verdict.score, correct });
+    });
+  }
+
+  /** The probe judge last trained from a rubric version's labels, or null. */
+  async probe(version: string): Promise<ProbeSet | null> {
+    checkId(version, 'version');
+    this.ensureOpen();
+    return (await this.db.get('rubrics', version))?.probe ?? null;
+  }
+
+  /** Keeps a trained probe judge with its rubric version (replacing the last one). */
+  async saveProbe(version: string, probe: ProbeSet): Promise<void> {
+    checkId(version, 'version');
+    await this.write(['rubrics'], 'saving the probe judge', async (tx) => {
+      const store = tx.objectStore('rubrics');
+      const record = await store.get(version);
+      if (!record) throw new Error(`rubric version ${version.slice(0, 12)} is not stored`);
+      await store.put({ ...record, probe });
     });
   }
 

@@ -8,6 +8,7 @@ import type { JudgeChoice } from '../rl/judgeChoice';
 import type { JudgeBiasChoice } from '../rl/judgeBias';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { Rubric } from '../rubric';
+import type { ProbeSet } from '../rubric/probeSet';
 
 export const DB_NAME = 'rubric-playground';
 /** The schema version this code writes; migrations.ts upgrades every older one to it. */
@@ -72,6 +73,8 @@ export interface RubricRecord {
   created: number;
   /** Human labels of rollouts judged with this version (src/rubric/labels.ts); absent: none yet. */
   labels?: RubricLabels;
+  /** The probe judge last trained from these labels (src/rubric/probeSet.ts); absent: none. */
+  probe?: ProbeSet;
 }
 
 /** A rollout as labels name it: "runId/step/group/index". */

@@ -32,6 +32,8 @@ import { parameterSpecs, toHfTensors } from '../model/weights';
 import { weightsDigest } from './digest';
 import { outOfMemoryMessage } from './outOfMemoryMessage';
 import { startWorkerModelJudge } from './workerJudge';
+import { probeTrainingFromStore } from './probeTraining';
+import { rubricVersion } from '../rubric/version';
 
 /**
  * Events as the UI receives them: checkpoints are announced (with a digest), not shipped; while
@@ -324,6 +326,8 @@ const api = {
         // A 'model' judge runs in its own (nested) judge worker, on its own GPU runtime; close()
         // terminates it through releaseGrpoContext. 'self' stays here: it shares the policy's weights.
         remoteModelJudge: (id) => startWorkerModelJudge(id, sourceOptions),
+        // The probe judge trains from the labels kept with the rubric version (src/worker/probeTraining.ts).
+        ...(parsed.judge.kind === 'probe' ? { probe: await probeTrainingFromStore(store, await rubricVersion(parsed.rubric), parsed.rubric) } : {}),
       });
     } catch (err) {
       // A run this open created says why it never trained (the page says so too).

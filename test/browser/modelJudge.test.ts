@@ -97,6 +97,44 @@ describe('model judge on gpt2-tiny', () => {
   });
 });
 
+describe('probe judge on gpt2-tiny', () => {
+  it('reads the last hidden state a forward pass gives, trains from labels and scores rollouts', async () => {
+    const labelled: [string, string, boolean][] = [
+      ['hi', 'yes', true],
+      ['hi', 'yes!', true],
+      ['ok', 'yep', true],
+      ['2', 'yes 4', true],
+      ['hi', 'no', false],
+      ['hi', 'nope', false],
+      ['ok', 'nah', false],
+      ['2', 'no 5', false],
+    ];
+    const judged: [string, string][] = [
+      ['a', 'yes'],
+      ['tell', 'no way'],
+      ['q', 'y'],
+      ['hm', 'nope no'],
+    ];
+    const r = await harness.runModule(CASES, 'probeVsForward', { rubric, labelled, judged });
+    // Features: the final norm's output at the judge prompt's last token (after the answer
+    // prefix " "), from batched left-padded prefill passes = a lone full forward's, to f32 rounding.
+    expect(r.ids.map((ids: number[]) => ids[ids.length - 1])).toEqual(judged.map(() => tok(' ')));
+    r.batched.forEach((h: number[], i: number) => {
+      expect(h).toHaveLength(r.hiddenSize);
+      expectClose(h, r.reference[i], { atol: 1e-5, rtol: 1e-5 }, `rollout ${i} hidden state`);
+    });
+    expect(r.set).toMatchObject({ judge_model: 'self', hidden_size: r.hiddenSize, l2: 1, probes: [{ criterion_id: 'q', yes: 4, no: 4 }] });
+    const { weights, bias } = r.set.probes[0];
+    r.results.forEach((res: { criterion_id: string; status: string; score: number; reason: string }, i: number) => {
+      const u = weights.reduce((s: number, w: number, j: number) => s + w * r.reference[i][j], bias);
+      expect(res).toMatchObject({ criterion_id: 'q', status: 'ok' });
+      expect(res.score).toBeCloseTo(1 / (1 + Math.exp(-u)), 4);
+      expect(res.reason).toMatch(/^probe P\(yes\)=0\.\d{3} \(trained on 4 yes \/ 4 no labels\)$/);
+    });
+    expect(r.tooFew).toMatch(/criterion "q": the probe judge needs at least 3 "yes" and 3 "no" labels.*has 4 yes and 0 no/);
+  });
+});
+
 describe('judge worker', () => {
   it('judges rules in a worker, marks a failing remote judge unscorable, caches, and never returns the key', async () => {
     const KEY = 'sk-browser-test-key-42';

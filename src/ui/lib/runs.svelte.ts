@@ -175,6 +175,9 @@ export class RunsLibrary {
         metrics: await store.metrics(id),
         rollouts: plain(await store.rollouts(id)),
       };
+      // The probe judge's weights travel in the run file (never in a link): src/rubric/probeSet.ts.
+      const probe = run.experiment.judge?.kind === 'probe' ? await store.probe(run.experiment.rubricVersion) : null;
+      if (probe) input.probe = probe;
       if (withCheckpoint) {
         const checkpoint = await store.latestCheckpoint(id);
         if (checkpoint) input.checkpoint = { step: checkpoint.step, files: checkpoint.files };

@@ -109,3 +109,51 @@ export async function judgeWorker(_rt: GpuRuntime, input: { rubric: unknown; rol
     client.terminate();
   }
 }
+
+export interface ProbeCaseInput {
+  rubric: unknown;
+  /** [prompt, completion, the person's call] for criterion 0. */
+  labelled: [string, string, boolean][];
+  /** [prompt, completion] to judge with the trained probe. */
+  judged: [string, string][];
+}
+
+/** The final hidden state (after the final norm) at the last token of one unpadded full forward pass. */
+async function lastHidden(rt: GpuRuntime, model: Transformer, ids: number[]): Promise<number[]> {
+  const D = model.config.hiddenSize;
+  const rec = rt.recorder('reference forward');
+  const state = model.forward(rec, { batch: 1, seqLen: ids.length, ids: Uint32Array.from(ids), pads: [0] });
+  const row = rec.readF32(state.finalNorm.y, D, (ids.length - 1) * D);
+  await rec.submit();
+  const out = Array.from(await row);
+  model.release(state);
+  return out;
+}
+
+/**
+ * The probe judge on the golden model: hidden states from batched, left-padded prefill passes
+ * against lone full forward passes; a probe trained from labels; its scores on new rollouts; and
+ * the too-few-labels refusal.
+ */
+export async function probeVsForward(rt: GpuRuntime, input: ProbeCaseInput) {
+  const { finalHiddenStates, probeInputIds, probeJudge, trainProbeSet } = await import('../../../src/rl/probeJudge');
+  const model = await loadGolden(rt, 'gpt2-tiny');
+  const tokenizer = new CharTokenizer();
+  const engine = { model, tokenizer, formatPrompt: (t: string) => tokenizer.encode(t), buildPrompt: shortPrompt };
+  const rubric = parseRubric(input.rubric);
+  const criterion = rubric.criteria[0];
+  const examples = input.labelled.map(([prompt, completion, target]) => ({ criterion_id: criterion.id, prompt, completion, target }));
+  const set = await trainProbeSet(engine, examples, rubric, { judgeModel: 'self', criteria: [criterion.id], rubricVersion: 'v' });
+  const requests: JudgeRequest[] = input.judged.map(([prompt, completion]) => ({ rubricVersion: 'v', prompt, completion, criterion }));
+  const ids = requests.map((r) => probeInputIds(engine, r));
+  const batched = (await finalHiddenStates(model, ids, undefined, 3)).map((h) => Array.from(h));
+  const reference: number[][] = [];
+  for (const s of ids) reference.push(await lastHidden(rt, model, s));
+  const results = await probeJudge(engine, set).judge(requests);
+  const tooFew = await trainProbeSet(engine, examples.slice(0, 4), rubric, { judgeModel: 'self', criteria: [criterion.id], rubricVersion: 'v' }).then(
+    () => 'resolved',
+    (e: Error) => e.message,
+  );
+  model.params.destroy();
+  return { set, ids, batched, reference, results, tooFew, hiddenSize: model.config.hiddenSize };
+}
