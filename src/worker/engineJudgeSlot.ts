@@ -7,13 +7,18 @@ import { GpuRuntime } from '../gpu/runtime';
 import type { DownloadProgress } from '../model/hub';
 import { fetchModelById } from '../model/source';
 import type { Judge } from '../rubric/judge';
-import { loadEngineJudge, modelJudgeName } from '../rl/judgeFactory';
+import { engineJudge, modelJudgeName } from '../rl/judgeFactory';
+import { generate } from '../model/generate';
+import { loadModel, type LoadedModel } from '../model/load';
+import { engineComplete, type CompletionMessages, type EngineCompleteOptions, type EngineCompletion } from '../rl/engineComplete';
 
 export interface JudgeModelConfig {
   /** Any id the engine loads: "hf:owner/name[@rev]", an embedded id, or a path the page serves. */
   modelId: string;
   /** A Hub mirror for "hf:" ids (default https://huggingface.co). */
   hubEndpoint?: string;
+  /** The picked files of a "local:" model (File objects cross postMessage by structured clone). */
+  localFiles?: File[];
 }
 
 export interface JudgeModelDescription {
@@ -26,6 +31,8 @@ export interface JudgeModelDescription {
 export interface LoadedJudgeModel {
   config: JudgeModelConfig;
   judge: Judge;
+  /** Free-text completion by the same model (drafting a rubric with it). */
+  complete(messages: CompletionMessages, options?: EngineCompleteOptions): Promise<EngineCompletion>;
   release(): void;
   users: number;
   retired: boolean;
@@ -34,10 +41,11 @@ export interface LoadedJudgeModel {
 /** The config, checked: a bad one gets a message naming the field. */
 export function checkModelConfig(config: unknown): JudgeModelConfig {
   if (typeof config !== 'object' || config === null) throw new TypeError('configure: model must be {modelId, hubEndpoint?} or null');
-  const { modelId, hubEndpoint } = config as Record<string, unknown>;
+  const { modelId, hubEndpoint, localFiles } = config as Record<string, unknown>;
   if (typeof modelId !== 'string' || modelId.trim() === '') throw new TypeError('configure: model.modelId must be a non-empty model id');
   if (hubEndpoint !== undefined && typeof hubEndpoint !== 'string') throw new TypeError('configure: model.hubEndpoint must be a URL string');
-  return { modelId, ...(hubEndpoint !== undefined ? { hubEndpoint } : {}) };
+  if (localFiles !== undefined && !Array.isArray(localFiles)) throw new TypeError('configure: model.localFiles must be an array of files');
+  return { modelId, ...(hubEndpoint !== undefined ? { hubEndpoint } : {}), ...(localFiles ? { localFiles: localFiles as File[] } : {}) };
 }
 
 const sameConfig = (a: JudgeModelConfig, b: JudgeModelConfig) => a.modelId === b.modelId && (a.hubEndpoint ?? null) === (b.hubEndpoint ?? null);
@@ -66,9 +74,16 @@ export class EngineJudgeSlot {
     const rt = await this.getRuntime();
     const name = modelJudgeName(config.modelId);
     try {
-      const files = await fetchModelById(config.modelId, { hubEndpoint: config.hubEndpoint, onProgress });
-      const built = await loadEngineJudge(rt, files, name);
-      return { config, judge: built.judge, release: built.release, users: 0, retired: false };
+      const files = await fetchModelById(config.modelId, { hubEndpoint: config.hubEndpoint, localFiles: config.localFiles, onProgress });
+      const loaded = await loadModel(rt, files, { frozen: true });
+      return {
+        config,
+        judge: engineJudge(loaded, name),
+        complete: (messages, options) => engineComplete(completionParts(loaded), (prompt, s) => sampleOne(loaded, prompt, s), messages, options),
+        release: () => loaded.model.params.destroy(),
+        users: 0,
+        retired: false,
+      };
     } catch (err) {
       throw new Error(`could not load the judge model "${config.modelId}": ${(err as Error)?.message ?? String(err)}`);
     }
@@ -82,12 +97,17 @@ export class EngineJudgeSlot {
   }
 
   /** Runs `use` with the current judge (null when none), keeping its weights alive until it settles. */
-  async with<T>(use: (judge: Judge | null) => Promise<T>): Promise<T> {
+  with<T>(use: (judge: Judge | null) => Promise<T>): Promise<T> {
+    return this.withModel((held) => use(held?.judge ?? null));
+  }
+
+  /** Runs `use` with the loaded model (null when none), keeping its weights alive until it settles. */
+  async withModel<T>(use: (held: LoadedJudgeModel | null) => Promise<T>): Promise<T> {
     const held = this.current;
     if (!held) return use(null);
     held.users++;
     try {
-      return await use(held.judge);
+      return await use(held);
     } finally {
       held.users--;
       if (held.retired && held.users === 0) held.release();
@@ -113,4 +133,12 @@ export class EngineJudgeSlot {
       throw new Error(`the judge worker has no GPU: ${err instanceof WebGpuUnavailableError ? err.reason : (err as Error).message}`);
     }
   }
+}
+
+const completionParts = (loaded: LoadedModel) => ({ formatPrompt: loaded.formatPrompt, tokenizer: loaded.tokenizer, contextLength: loaded.model.config.maxPositions });
+
+/** One reply sampled by the engine (top-k and top-p off: greedy at temperature 0). */
+async function sampleOne(loaded: LoadedModel, prompt: readonly number[], s: { maxNew: number; temperature: number; seed: number }): Promise<{ ids: number[] }> {
+  const out = await generate(loaded.model, [prompt], { max_completion_length: s.maxNew, temperature: s.temperature, top_k: 0, top_p: 1, seed: s.seed }, { eosTokenId: loaded.tokenizer.eosTokenId });
+  return { ids: out.completions[0] };
 }

@@ -12,6 +12,7 @@ import { parseRubric } from '../rubric/schema';
 import { rubricVersion } from '../rubric/version';
 import { remoteJudge, type RemoteJudge, type RemoteJudgeConfig, type RemoteJudgeDescription } from '../rubric/judges/remote';
 import { checkModelConfig, EngineJudgeSlot, type JudgeModelConfig, type JudgeModelDescription } from './engineJudgeSlot';
+import type { CompletionMessages, EngineCompleteOptions, EngineCompletion } from '../rl/engineComplete';
 
 export type { JudgeModelConfig, JudgeModelDescription } from './engineJudgeSlot';
 
@@ -161,6 +162,19 @@ const api = {
         if (!judge) throw new Error('the judge worker has no question judge: configure it with a model (or a remote judge) first');
         return judge.judge(checked, { signal });
       });
+    });
+  },
+
+  /**
+   * Free text from the engine model (drafting a rubric with it): the reply to one system + user
+   * exchange and what the model could see of it. Rejects when no engine model is loaded (a remote
+   * judge has its own complete(), called from the page).
+   */
+  async complete(messages: CompletionMessages, options: EngineCompleteOptions = {}): Promise<EngineCompletion> {
+    await configured();
+    return engine.withModel((held) => {
+      if (!held) throw new Error('the judge worker has no model on the engine: configure it with a model first');
+      return held.complete(messages, options);
     });
   },
 

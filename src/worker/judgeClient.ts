@@ -5,6 +5,7 @@ import * as Comlink from 'comlink';
 import type { DownloadProgress } from '../model/hub';
 import type { CriterionResult, JudgeRequest, Rollout } from '../rubric/judge';
 import type { JudgeBatchOutput, JudgeWorkerApi, JudgeWorkerConfig, JudgeWorkerState } from './judge.worker';
+import type { CompletionMessages, EngineCompleteOptions, EngineCompletion } from '../rl/engineComplete';
 
 export type { JudgeBatchOutput, JudgeModelConfig, JudgeModelDescription, JudgeWorkerConfig, JudgeWorkerState } from './judge.worker';
 export type { RemoteJudgeConfig, RemoteJudgeDescription } from '../rubric/judges/remote';
@@ -27,6 +28,8 @@ export interface JudgeWorkerClient {
    * other pending one reject saying so, and later calls reject at once.
    */
   judgeQuestions(requests: readonly JudgeRequest[], options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<CriterionResult[]>;
+  /** The engine model's reply to one exchange (rejects when the worker has no engine model). */
+  complete(messages: CompletionMessages, options?: EngineCompleteOptions): Promise<EngineCompletion>;
   state(): Promise<JudgeWorkerState>;
   terminate(): void;
 }
@@ -101,6 +104,7 @@ export function startJudgeWorker(): JudgeWorkerClient {
     configure: (config, options = {}) => settleOnTerminate(() => api.configure(config, options.onProgress ? Comlink.proxy(options.onProgress) : undefined)),
     judge: (rubric, rollouts, options = {}) => cancellable(options.signal, (id) => api.judge({ id, rubric, rollouts, keep: options.keep })),
     judgeQuestions: (requests, options = {}) => bounded(options.timeoutMs, () => cancellable(options.signal, (id) => api.judgeQuestions([...requests], id))),
+    complete: (messages, options = {}) => settleOnTerminate(() => api.complete(messages, options)),
     state: () => settleOnTerminate(() => api.state()),
     terminate: stop,
   };

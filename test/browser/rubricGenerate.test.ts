@@ -1,7 +1,8 @@
 // Drafting the rubric with a model in the page: the remote judge's endpoint (a stand-in the
 // browser routes, OpenAI-compatible) answers the generation prompts. A truncated reply is shown as
 // an error and changes nothing; a reply with prose around the JSON is a proposal that "Use it"
-// puts in the editor; a criterion is decomposed into its parts. No GPU work.
+// puts in the editor; a criterion is decomposed into its parts. Then the fixture model drafts on
+// our engine (a judge worker of its own, 64 reply tokens): its reply is an error saying why.
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPage, type OpenedPage } from '../../scripts/lib/browser.mjs';
@@ -92,6 +93,29 @@ describe('draft with a model', () => {
     await section.getByTestId('generate-from-run').click();
     expect(await section.getByTestId('generate-picked').textContent()).toMatch(/No rollouts yet/);
     expect(asked).toHaveLength(3);
+    expect(opened.pageErrors).toEqual([]);
+  });
+
+  it('a model on our engine (the fixture) drafts in a judge worker; its babble is an error that says why', async () => {
+    const section = page.getByTestId('rubric-generate');
+    const before = await page.getByTestId('criterion').count();
+    const asks = asked.length;
+    await section.getByTestId('generate-source-engine').check();
+    // The engine model defaults to the policy's: the link's fixture, a 2-layer byte model with a 128-token context.
+    expect(await section.getByTestId('generate-engine-model').getAttribute('placeholder')).toBe('/test/fixtures/tiny-byte-gpt2/');
+    const t0 = Date.now();
+    await section.getByTestId('generate-draft').click();
+    await section.getByTestId('generate-error').waitFor({ timeout: 120_000 });
+    console.log(`engine draft on the fixture: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    const error = (await section.getByTestId('generate-error').textContent()) ?? '';
+    expect(error).toMatch(/The model's rubric was not used/);
+    expect(error).toMatch(/did not write a usable rubric/);
+    expect(error).toMatch(/holds 128 tokens: it saw only 64 of the request's \d+ tokens/);
+    expect(await page.getByTestId('criterion').count()).toBe(before);
+    expect(await section.getByTestId('generate-proposal').count()).toBe(0);
+    // The remote endpoint was not asked.
+    expect(asked).toHaveLength(asks);
+    await section.getByTestId('generate-source-remote').check();
     expect(opened.pageErrors).toEqual([]);
   });
 
