@@ -18,8 +18,8 @@ import { experimentProblems } from '../rl/issueLabels';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import { MAX_SPANS, parseRubric, rubricVersion } from '../rubric';
 import { MAX_CRITERIA } from '../rubric/schema';
-import { probeSetSchema, type ProbeSet } from '../rubric/probeSet';
 import { base64ToBytes, bytesToBase64, checkKeys, ShareLinkError } from './link';
+import { runLabelsProblems, runLabelsSchema, type RunFileLabels } from './runLabels';
 
 export const RUN_FILE_FORMAT = 'rubric-playground-run';
 export const RUN_FILE_VERSION = 1;
@@ -58,9 +58,9 @@ export interface RunFile {
   rubric_versions: RubricVersionEntry[];
   metrics: StepMetrics[];
   rollouts: RolloutRecord[];
+  /** Human labels of the file's rollouts, per rubric version (src/share/runLabels.ts); absent: none. */
+  labels?: RunFileLabels[];
   checkpoint?: RunCheckpoint;
-  /** The probe judge that scored the run (judge kind "probe"): its weights, never in links (src/rubric/probeSet.ts). */
-  probe?: ProbeSet;
 }
 
 export interface RunFileInput extends Omit<RunFile, 'exported_at' | 'rubric_versions'> {
@@ -170,8 +170,6 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       retained_tokens: count,
       completion_tokens: count,
       loss: num,
-      injected_rollouts: count.optional(),
-      injected_criteria: count.optional(),
     })
     .optional(),
   // Evidence-required credit (src/rubric/evidenceCredit.ts): per criterion, passes quoted, withheld, probed and flagged.
@@ -265,7 +263,7 @@ const documentSchema = z.strictObject({
     .min(1),
   metrics: z.array(stepMetricsSchema),
   rollouts: z.array(rolloutSchema),
-  probe: probeSetSchema.optional(),
+  labels: runLabelsSchema.optional(),
   checkpoint: z
     .strictObject({
       step: count,
@@ -311,7 +309,7 @@ async function documentOf(run: RunFileInput, binary: (name: (typeof BINARY_FILES
     metrics: run.metrics,
     rollouts: run.rollouts,
   };
-  if (run.probe) doc.probe = run.probe;
+  if (run.labels?.length) doc.labels = run.labels;
   if (run.checkpoint) {
     const f = run.checkpoint.files;
     const files: Record<string, unknown> = { 'config.json': f['config.json'], 'trainer_state.json': f['trainer_state.json'] };
@@ -483,7 +481,12 @@ async function finish(doc: RunDocument, readBinary: BinaryReader): Promise<RunFi
     metrics: doc.metrics,
     rollouts: doc.rollouts,
   };
-  if (doc.probe) run.probe = doc.probe;
+  if (doc.labels) {
+    const criteriaOf = new Map(doc.rubric_versions.map((e, i) => [versions[i], parseRubric(e.rubric).criteria.map((c) => c.id)] as const));
+    const problems = runLabelsProblems(doc.labels, criteriaOf, doc.rollouts);
+    if (problems.length) throw new RunFileError(`the run file's labels do not match its rollouts and rubric versions:\n${problems.join('\n')}`);
+    run.labels = doc.labels;
+  }
   if (doc.checkpoint) {
     const f = doc.checkpoint.files;
     const state = checkJsonFile(f['trainer_state.json'], 'trainer_state.json');

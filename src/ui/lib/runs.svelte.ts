@@ -6,6 +6,9 @@ import type { RolloutRecord, StepMetrics } from '../../rl/grpoStep';
 import type { RunFileInput } from '../../share/runFile';
 import { RunStore, type PruneEstimate, type PrunePlan, type RolloutStepUsage, type RunInfo, type RubricLabels, type RunRecord, type StorageUsage, type StoredRollout } from '../../store';
 import { heldRunIds } from '../../store/liveness';
+import { parseRubric } from '../../rubric/schema';
+import { rubricVersion } from '../../rubric/version';
+import { labelsForFile } from '../../share/runLabels';
 
 /** A run opened for viewing: from the store (runId) or from an imported file (runId null). */
 export interface RunView {
@@ -175,9 +178,10 @@ export class RunsLibrary {
         metrics: await store.metrics(id),
         rollouts: plain(await store.rollouts(id)),
       };
-      // The probe judge's weights travel in the run file (never in a link): src/rubric/probeSet.ts.
-      const probe = run.experiment.judge?.kind === 'probe' ? await store.probe(run.experiment.rubricVersion) : null;
-      if (probe) input.probe = probe;
+      // Human labels of this run's rollouts, for each rubric version the file holds (src/share/runLabels.ts).
+      const held = input.rubric_versions ? await Promise.all(input.rubric_versions.map((e) => rubricVersion(parseRubric(e.rubric)))) : [run.experiment.rubricVersion];
+      const labels = labelsForFile(id, new Map(await Promise.all(held.map(async (v) => [v, await store.labels(v)] as const))), input.rollouts);
+      if (labels.length) input.labels = labels;
       if (withCheckpoint) {
         const checkpoint = await store.latestCheckpoint(id);
         if (checkpoint) input.checkpoint = { step: checkpoint.step, files: checkpoint.files };
