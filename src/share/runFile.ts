@@ -18,6 +18,7 @@ import { experimentProblems } from '../rl/issueLabels';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import { MAX_SPANS, parseRubric, rubricVersion } from '../rubric';
 import { MAX_CRITERIA } from '../rubric/schema';
+import { probeSetSchema, type ProbeSet } from '../rubric/probeSet';
 import { base64ToBytes, bytesToBase64, checkKeys, ShareLinkError } from './link';
 import { runLabelsProblems, runLabelsSchema, type RunFileLabels } from './runLabels';
 
@@ -61,6 +62,8 @@ export interface RunFile {
   /** Human labels of the file's rollouts, per rubric version (src/share/runLabels.ts); absent: none. */
   labels?: RunFileLabels[];
   checkpoint?: RunCheckpoint;
+  /** The probe judge that scored the run (judge kind "probe"): its weights, never in links (src/rubric/probeSet.ts). */
+  probe?: ProbeSet;
 }
 
 export interface RunFileInput extends Omit<RunFile, 'exported_at' | 'rubric_versions'> {
@@ -170,6 +173,8 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       retained_tokens: count,
       completion_tokens: count,
       loss: num,
+      injected_rollouts: count.optional(),
+      injected_criteria: count.optional(),
     })
     .optional(),
   // Evidence-required credit (src/rubric/evidenceCredit.ts): per criterion, passes quoted, withheld, probed and flagged.
@@ -264,6 +269,7 @@ const documentSchema = z.strictObject({
   metrics: z.array(stepMetricsSchema),
   rollouts: z.array(rolloutSchema),
   labels: runLabelsSchema.optional(),
+  probe: probeSetSchema.optional(),
   checkpoint: z
     .strictObject({
       step: count,
@@ -310,6 +316,7 @@ async function documentOf(run: RunFileInput, binary: (name: (typeof BINARY_FILES
     rollouts: run.rollouts,
   };
   if (run.labels?.length) doc.labels = run.labels;
+  if (run.probe) doc.probe = run.probe;
   if (run.checkpoint) {
     const f = run.checkpoint.files;
     const files: Record<string, unknown> = { 'config.json': f['config.json'], 'trainer_state.json': f['trainer_state.json'] };
@@ -487,6 +494,7 @@ async function finish(doc: RunDocument, readBinary: BinaryReader): Promise<RunFi
     if (problems.length) throw new RunFileError(`the run file's labels do not match its rollouts and rubric versions:\n${problems.join('\n')}`);
     run.labels = doc.labels;
   }
+  if (doc.probe) run.probe = doc.probe;
   if (doc.checkpoint) {
     const f = doc.checkpoint.files;
     const state = checkJsonFile(f['trainer_state.json'], 'trainer_state.json');

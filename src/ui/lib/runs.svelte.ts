@@ -178,6 +178,9 @@ export class RunsLibrary {
         metrics: await store.metrics(id),
         rollouts: plain(await store.rollouts(id)),
       };
+      // The probe judge's weights travel in the run file (never in a link): src/rubric/probeSet.ts.
+      const probe = run.experiment.judge?.kind === 'probe' ? await store.probe(run.experiment.rubricVersion) : null;
+      if (probe) input.probe = probe;
       // Human labels of this run's rollouts, for each rubric version the file holds (src/share/runLabels.ts).
       const held = input.rubric_versions ? await Promise.all(input.rubric_versions.map((e) => rubricVersion(parseRubric(e.rubric)))) : [run.experiment.rubricVersion];
       const labels = labelsForFile(id, new Map(await Promise.all(held.map(async (v) => [v, await store.labels(v)] as const))), input.rollouts);
