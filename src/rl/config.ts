@@ -127,6 +127,12 @@ export const grpoConfigSchema = z
     judge_evidence_required: z.boolean().default(false),
     /** The vacuous-credit probe: every quoted pass is judged again without its quote; passes that survive are flagged. */
     vacuous_credit_probe: z.boolean().default(false),
+    // Judge designs (src/rubric/judgeDesign.ts; issue 13): how a model judge gives its verdict —
+    // logprob_margin: P(yes) from one next-token distribution; generative: a written verdict line
+    // (answer, quote, short reason) — and whether one judge call sees one criterion or the whole
+    // checklist of a response. Not GRPOConfig options (TRL has no rubric judge).
+    judge_verdict: z.enum(['logprob_margin', 'generative']).default('logprob_margin'),
+    judge_scope: z.enum(['per_criterion', 'checklist']).default('per_criterion'),
     // Checkpoint every N steps (and on pause); 0 = only on pause/stop; null = auto (the default):
     // every step while a checkpoint is small, else every 10 (rl/checkpointPolicy.ts).
     save_steps: z.number().int().min(0).nullable().default(null),

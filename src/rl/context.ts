@@ -8,6 +8,7 @@ import { loraConfigFromTrl } from '../model/lora';
 import type { Transformer } from '../model/transformer';
 import { JudgeCache, rubricVersion, type Judge } from '../rubric';
 import { evidenceJudges } from '../rubric/evidenceCredit';
+import { designedJudge, judgeDesignOf } from '../rubric/judgeDesign';
 import { judgedRubric } from '../rubric/holistic';
 import type { OriginBoundKey } from '../rubric/judges/remote';
 import { parseExperiment } from './experiment';
@@ -134,7 +135,8 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       irtResumeNote: irt.note,
       heldOut: heldOutRubric ? { rubric: heldOutRubric, version: await rubricVersion(heldOutRubric) } : null,
       // Evidence-required credit wraps the trained rubric's judge; the held-out (gold) rubric is judged by the bare judge.
-      ...evidenceJudges(judge, config),
+      // The judge design (judge_verdict, judge_scope) travels with every request, to a judge worker too.
+      ...evidenceJudges(judge && designedJudge(judge, judgeDesignOf(config)), config),
       judgeCache: options.judgeCache ?? new JudgeCache(),
       judgeBias,
       config,

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { parseRubric, RubricError } from '../rubric';
 import { evidenceJudgeIssue } from '../rubric/evidenceCredit';
+import { judgeDesignIssue, judgeDesignOf } from '../rubric/judgeDesign';
 import { HOLISTIC_ID } from '../rubric/holistic';
 import { forkRubricIssue } from '../rubric/fork';
 import { explainIssue, primaryIssues } from '../rubric/zodIssue';
@@ -95,11 +96,16 @@ export function parseExperiment(input: unknown) {
   if (unknown) throw new ExperimentError([{ path: ['judge_bias', 'criteria'], message: unknown }]);
   const holistic = holisticIssue(config.reward_aggregation.method, judge.kind, rubric.criteria.map((c) => c.id));
   if (holistic) throw new ExperimentError([holistic]);
-  const evidence = evidenceJudgeIssue(config.judge_evidence_required, judge.kind);
+  const design = judgeDesignIssue(judgeDesignOf(config), judge.kind);
+  if (design) throw new ExperimentError([{ path: ['config', design.field], message: design.message }]);
+  const evidence = evidenceJudgeIssue(config.judge_evidence_required, judge.kind, config.judge_verdict);
   if (evidence) throw new ExperimentError([{ path: ['judge'], message: evidence }]);
   const fork = config.reward_aggregation.method === 'fork_precision_recall' ? forkRubricIssue(rubric) : null;
   if (fork) throw new ExperimentError([{ path: ['rubric'], message: fork }]);
   const budget = config.reward_aggregation.irt_judge_budget;
+  if (budget !== undefined && budget !== null && config.judge_scope === 'checklist') {
+    throw new ExperimentError([{ path: ['config', 'judge_scope'], message: 'judge_scope "checklist" and an irt_judge_budget do not go together: the budget asks one judge question per completion per round, so a checklist call would only ever see one criterion. Leave irt_judge_budget empty, or use judge_scope "per_criterion"' }]);
+  }
   if (budget !== undefined && budget !== null && config.reward_aggregation.method !== 'irt_ability') {
     throw new ExperimentError([{ path: ['config', 'reward_aggregation', 'irt_judge_budget'], message: `the judge budget chooses criteria by the IRT item table, which only reward_aggregation "irt_ability" fits; with "${config.reward_aggregation.method}" leave it empty` }]);
   }

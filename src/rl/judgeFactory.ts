@@ -5,8 +5,17 @@
 // the user's local storage), never from the experiment.
 import type { GpuRuntime } from '../gpu/runtime';
 import { loadModel, type LoadedModel, type ModelFiles } from '../model/load';
-import type { Judge } from '../rubric';
-import { compactJudgePromptText, judgePromptText } from '../rubric/judges/modelJudgePrompt';
+import type { CriterionResult, Judge } from '../rubric';
+import { byDesign, type JudgeScope } from '../rubric/judgeDesign';
+import {
+  checklistPromptText,
+  compactChecklistPromptText,
+  compactJudgePromptText,
+  compactVerdictPromptText,
+  judgePromptText,
+  verdictPromptText,
+} from '../rubric/judges/modelJudgePrompt';
+import { generativeModelJudge } from './generativeJudge';
 import { remoteJudge } from '../rubric/judges/remote';
 import type { JudgeChoice } from './judgeChoice';
 import { modelJudge, zeroShotJudge } from './modelJudge';
@@ -54,13 +63,43 @@ export interface BuiltJudge {
 /** Contexts shorter than this get the compact judge prompt (tiny models, e.g. the embedded default). */
 const SHORT_CONTEXT = 1024;
 
-/** A model on our engine as a yes/no judge, with the judge prompt its context length allows. */
+/**
+ * A model on our engine as a judge, with the judge prompts its context length allows: the P(yes)
+ * margin, or (requests carrying judge_verdict "generative", src/rubric/judgeDesign.ts) a written
+ * verdict line per criterion or per checklist (src/rl/generativeJudge.ts).
+ */
 export function engineJudge(loaded: Pick<LoadedModel, 'model' | 'tokenizer' | 'formatPrompt'>, name: string): Judge {
-  return modelJudge(loaded.model, loaded.tokenizer, {
+  const short = loaded.model.config.maxPositions < SHORT_CONTEXT;
+  const margin = modelJudge(loaded.model, loaded.tokenizer, {
     name,
     formatPrompt: loaded.formatPrompt,
-    buildPrompt: loaded.model.config.maxPositions < SHORT_CONTEXT ? compactJudgePromptText : judgePromptText,
+    buildPrompt: short ? compactJudgePromptText : judgePromptText,
   });
+  const generative = (scope: JudgeScope) =>
+    generativeModelJudge(loaded.model, loaded.tokenizer, {
+      name,
+      scope,
+      formatPrompt: loaded.formatPrompt,
+      buildPrompt: short ? compactVerdictPromptText : verdictPromptText,
+      buildChecklistPrompt: short ? compactChecklistPromptText : checklistPromptText,
+    });
+  return {
+    name,
+    async judge(requests, options = {}) {
+      const results = new Array<CriterionResult>(requests.length);
+      let before = 0;
+      for (const { design, items } of byDesign(requests)) {
+        const judge = design.verdict === 'generative' ? generative(design.scope) : margin;
+        const part = await judge.judge(
+          items.map((i) => requests[i]),
+          { signal: options.signal, ...(options.onAnswered ? { onAnswered: (n: number) => options.onAnswered!(before + n) } : {}) },
+        );
+        items.forEach((i, k) => (results[i] = part[k]));
+        before += items.length;
+      }
+      return results;
+    },
+  };
 }
 
 /** The name a 'model' judge goes by in results and reasons, wherever it runs. */

@@ -17,12 +17,15 @@
 //   per step); if it fell, probe: 'fell'; a failed re-judgement, probe: 'unscorable'. A flag
 //   is a measurement: the verdict's score is not changed by the probe.
 //
-// Judges that score P("yes") from a next-token distribution (self, model, zero-shot) write no
-// text and so never quote: under evidence-required credit every pass of theirs is withheld. The
-// experiment parser refuses that combination (evidenceJudgeIssue) rather than train on zeros.
+// Judges that score P("yes") from a next-token distribution (self and model with judge_verdict
+// "logprob_margin", zero-shot) write no text and so never quote: under evidence-required credit
+// every pass of theirs is withheld. The experiment parser refuses that combination
+// (evidenceJudgeIssue) rather than train on zeros; with judge_verdict "generative" self and model
+// write a verdict line with a quote (src/rubric/judges/verdictLine.ts) and qualify.
 import { normaliseSpans, type Span } from './evidence';
 import type { CriterionResult, Judge, JudgeOptions, JudgeRequest } from './judge';
 import type { Rubric } from './schema';
+import { writesVerdicts, type JudgeVerdict } from './judgeDesign';
 
 export type EvidenceMark = 'quoted' | 'withheld';
 export type ProbeOutcome = 'survived' | 'fell' | 'unscorable';
@@ -164,12 +167,15 @@ export function evidenceMetrics(rubric: Rubric, results: readonly (readonly Evid
   return { by_criterion, ...total };
 }
 
-/** Judge kinds that write their verdict as text and so can quote (the remote endpoint). */
+/** Judge kinds that write their verdict as text and so can quote whatever the design (the remote endpoint). */
 export const QUOTING_JUDGE_KINDS: readonly string[] = ['remote'];
 
-/** Why evidence-required credit cannot work with this judge kind, or null. */
-export function evidenceJudgeIssue(evidenceRequired: boolean, judgeKind: string): string | null {
-  if (!evidenceRequired || QUOTING_JUDGE_KINDS.includes(judgeKind)) return null;
-  if (judgeKind === 'rules') return 'judge_evidence_required needs a model judge that quotes the response (a remote endpoint): with the rules alone there is no judge verdict to check';
-  return `judge_evidence_required needs a judge that writes its verdict and a quote (a remote endpoint): the "${judgeKind}" judge scores P("yes") from one next-token distribution and writes no quote, so every pass would be withheld`;
+/** Why evidence-required credit cannot work with this judge kind and verdict design, or null. */
+export function evidenceJudgeIssue(evidenceRequired: boolean, judgeKind: string, verdict: JudgeVerdict = 'logprob_margin'): string | null {
+  if (!evidenceRequired || writesVerdicts(judgeKind, verdict)) return null;
+  if (judgeKind === 'rules') return 'judge_evidence_required needs a model judge that quotes the response (a remote endpoint, or self/model with judge_verdict "generative"): with the rules alone there is no judge verdict to check';
+  if (judgeKind === 'self' || judgeKind === 'model') {
+    return `judge_evidence_required needs a judge that writes its verdict and a quote: the "${judgeKind}" judge with judge_verdict "logprob_margin" scores P("yes") from one next-token distribution and writes no quote, so every pass would be withheld. Use judge_verdict "generative"`;
+  }
+  return `judge_evidence_required needs a judge that writes its verdict and a quote (a remote endpoint, or self/model with judge_verdict "generative"): the "${judgeKind}" judge scores P("yes") and writes no quote, so every pass would be withheld`;
 }

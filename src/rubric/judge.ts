@@ -3,6 +3,7 @@
 // the `Judge` interface below. A failed judgement is 'unscorable' (the rollout then gets no
 // reward and no advantage), never a silent 0.
 import type { JudgeCache } from './cache';
+import type { JudgeDesign } from './judgeDesign';
 import { normaliseSpans, ruleSpans, spansInOriginal, type Span } from './evidence';
 import { checkRule, type RuleContext } from './rules';
 import { isRuleCriterion, type Criterion, type QuestionCriterion, type Rubric, type RuleCriterion } from './schema';
@@ -27,6 +28,11 @@ export interface JudgeRequest {
   criterion: Criterion;
   /** Evidence-required credit (src/rubric/evidenceCredit.ts): ask the judge to quote the response's words that meet the criterion. */
   requireQuote?: boolean;
+  /**
+   * The judge design (src/rubric/judgeDesign.ts: judge_verdict, judge_scope) when not the default
+   * P(yes) margin per criterion: how a model judge answers, and whether one call sees the checklist.
+   */
+  design?: JudgeDesign;
 }
 
 /**

@@ -16,6 +16,8 @@
 // Unscored verdicts (null) are left out of every rate, and counted.
 import { DEFAULT_PASS_THRESHOLD } from './aggregate';
 import type { CriterionResult } from './judge';
+import type { JudgeScope } from './judgeDesign';
+import { HOLISTIC_ID } from './holistic';
 import { pearson } from './measure';
 import { isRuleCriterion, type Rubric } from './schema';
 
@@ -206,6 +208,12 @@ export interface JudgeLoad {
   judge_seconds: number;
   /** model_requests / judge_seconds; null when no time was measured. */
   requests_per_second: number | null;
+  /**
+   * Judge calls (prompts) behind those requests: one per request per criterion; in checklist
+   * scope (src/rubric/judgeDesign.ts) one per response for its criteria, the holistic judge's and
+   * each probe re-judgement one of their own.
+   */
+  judge_calls: number;
 }
 
 /** The ids of the rubric's judge_question criteria (the ones a model judge answers). */
@@ -214,13 +222,25 @@ export function questionIds(rubric: Pick<Rubric, 'criteria'>): Set<string> {
 }
 
 /** One step's judge load from its rollouts' results and its judge_seconds; `questions`: questionIds(rubric). */
-export function judgeLoad(questions: ReadonlySet<string>, step: number, results: readonly (readonly (CriterionResult & { probe?: string })[])[], judgeSeconds: number): JudgeLoad {
+export function judgeLoad(
+  questions: ReadonlySet<string>,
+  step: number,
+  results: readonly (readonly (CriterionResult & { probe?: string })[])[],
+  judgeSeconds: number,
+  scope: JudgeScope = 'per_criterion',
+): JudgeLoad {
   let requests = 0;
+  let calls = 0;
   for (const row of results) {
+    let listed = 0;
     for (const r of row) {
       if (!questions.has(r.criterion_id) || r.status === 'needs_model') continue;
       requests += r.probe !== undefined ? 2 : 1;
+      calls += r.probe !== undefined ? 1 : 0;
+      if (scope === 'checklist' && r.criterion_id !== HOLISTIC_ID) listed++;
+      else calls++;
     }
+    if (listed > 0) calls++;
   }
-  return { step, model_requests: requests, judge_seconds: judgeSeconds, requests_per_second: judgeSeconds > 0 ? requests / judgeSeconds : null };
+  return { step, model_requests: requests, judge_seconds: judgeSeconds, requests_per_second: judgeSeconds > 0 ? requests / judgeSeconds : null, judge_calls: calls };
 }

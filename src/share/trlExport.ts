@@ -383,6 +383,13 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
       ),
     );
   }
+  if (c.judge_verdict !== 'logprob_margin' || c.judge_scope !== 'per_criterion') {
+    lines.push(
+      unsupported(
+        `judge_verdict "${c.judge_verdict}", judge_scope "${c.judge_scope}" (the page's judge ${c.judge_verdict === 'generative' ? 'writes a verdict line with a quote and a reason' : 'reads P(yes)'}${c.judge_scope === 'checklist' ? ', one call per completion for all its criteria' : ''}): rubric_reward.py asks its endpoint one criterion at a time for the answer only; not applied`,
+      ),
+    );
+  }
   lines.push(
     note(`reward_aggregation ${JSON.stringify(c.reward_aggregation)}: implemented in rubric_reward.py`),
     ...(c.reward_aggregation.method === 'holistic_likert'

@@ -96,3 +96,23 @@ describe('holistic_likert with an in-page judge', () => {
     expect(r.metrics.rewards.reward).toBeCloseTo((r.rewards as number[]).reduce((s, x) => s + x, 0) / 4, 6);
   });
 });
+
+describe('generative verdicts on the engine (judge_verdict "generative")', () => {
+  it('an engine judge writes verdict lines through the sampler; malformed ones are unscorable with the reason and the words, per criterion and per checklist', { timeout: 300_000 }, async () => {
+    const r = await harness.runModule(CASES, 'generativeVerdicts', {});
+    const all = [...(r.single as Result[]), ...(r.checklist as Result[])];
+    expect(all.map((v) => v.criterion_id)).toEqual(['kind', 'kind', 'short']);
+    for (const v of all) {
+      // Either a strict verdict (answer, quote, reason) or no verdict with why and what it wrote —
+      // never a context refusal (the compact prompts fit) and never a score without a verdict line.
+      if (v.status === 'ok') expect(v.reason).toMatch(/the judge answered "(no|yes)" \(.*\); reason: /);
+      else {
+        expect(v.status).toBe('unscorable');
+        expect(v.score).toBeNull();
+        expect(v.reason).toMatch(/\(the (verdict|checklist) reply: ".*"\)$/s);
+      }
+    }
+    for (const v of r.checklist as Result[]) expect(v.reason).toMatch(/^checklist of 2: /);
+    console.log('generative judge on the embedded model:', JSON.stringify(r));
+  });
+});

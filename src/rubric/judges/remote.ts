@@ -10,7 +10,9 @@
 // untrusted text: read up to MAX_REPLY_BYTES, only compared with the choices and quoted (shortened) in reasons.
 import { unscorable, type CriterionResult, type Judge, type JudgeOptions, type JudgeRequest } from '../judge';
 import { answerSpans } from '../evidence';
-import { judgeMessages, questionOf } from './modelJudgePrompt';
+import { checklistMessages, judgeMessages, questionOf, verdictMessages } from './modelJudgePrompt';
+import { designAsks } from '../judgeDesign';
+import { parseChecklist, parseVerdictLine, verdictResult } from './verdictLine';
 import { isHolistic, parseLikert } from '../holistic';
 
 export interface RemoteJudgeConfig {
@@ -92,6 +94,9 @@ export interface RemoteJudgeDeps {
   /** Uniform in [0, 1), for the backoff jitter. */
   random?: () => number;
 }
+
+/** max_tokens a verdict line gets when the judge's max_tokens is not set (answer, quote and reason). */
+export const VERDICT_LINE_TOKENS = 128;
 
 const DEFAULTS = { concurrency: 4, maxAttempts: 4, timeoutMs: 30_000, backoffMs: 500, maxBackoffMs: 10_000, temperature: 0, maxTokens: 16 };
 /** HTTP statuses after which every further request would fail the same way. */
@@ -267,6 +272,8 @@ export class RemoteJudge implements Judge {
   readonly #refused: string | null;
   readonly #fetch: typeof fetch;
   readonly #random: () => number;
+  /** Whether max_tokens was chosen (else verdict lines get VERDICT_LINE_TOKENS each, not the bare answer's 16). */
+  readonly #maxTokensSet: boolean;
 
   constructor(config: RemoteJudgeConfig, deps: RemoteJudgeDeps = {}) {
     this.#settings = describeRemoteJudge(config);
@@ -275,6 +282,7 @@ export class RemoteJudge implements Judge {
     this.#apiKey = this.#refused === null ? config.apiKey : undefined;
     this.#fetch = deps.fetch ?? ((input, init) => fetch(input, init));
     this.#random = deps.random ?? Math.random;
+    this.#maxTokensSet = config.maxTokens !== undefined;
     this.name = `remote:${this.#settings.model}`;
   }
 
@@ -289,25 +297,97 @@ export class RemoteJudge implements Judge {
     const refused = this.#refused;
     if (refused !== null) return requests.map((r) => unscorable(r.criterion.id, refused));
     const results = new Array<CriterionResult>(requests.length);
+    // One HTTP request per prompt: a (response, criterion), or a response's checklist (judge_scope "checklist").
+    const asks = designAsks(requests);
     let fatal: string | null = null;
     let next = 0;
     let answered = 0;
     const lane = async () => {
-      while (next < requests.length) {
-        const i = next++;
+      while (next < asks.length) {
+        const { design, items } = asks[next++];
         if (signal?.aborted) throw abortError(signal);
-        const id = requests[i].criterion.id;
         if (fatal !== null) {
-          results[i] = unscorable(id, `${fatal} (not sent: an earlier request got this answer)`);
-          onAnswered?.(++answered);
-          continue;
+          for (const i of items) results[i] = unscorable(requests[i].criterion.id, `${fatal} (not sent: an earlier request got this answer)`);
+        } else {
+          const onFatal = (reason: string) => (fatal ??= reason);
+          const group = items.map((i) => requests[i]);
+          const out =
+            items.length > 1
+              ? await this.judgeChecklist(group, signal, onFatal)
+              : design.verdict === 'generative'
+                ? [await this.judgeVerdictLine(group[0], signal, onFatal)]
+                : [await this.judgeOne(group[0], signal, onFatal)];
+          items.forEach((i, k) => (results[i] = out[k]));
         }
-        results[i] = await this.judgeOne(requests[i], signal, (reason) => (fatal ??= reason));
-        onAnswered?.(++answered);
+        answered += items.length;
+        onAnswered?.(answered);
       }
     };
-    await Promise.all(Array.from({ length: Math.min(this.#settings.concurrency, requests.length) }, lane));
+    await Promise.all(Array.from({ length: Math.min(this.#settings.concurrency, asks.length) }, lane));
     return results;
+  }
+
+  /** The reply budget of `lines` verdict lines: max_tokens as set, else VERDICT_LINE_TOKENS a line. */
+  private lineBudget(lines: number): number | null {
+    return this.#maxTokensSet ? this.#settings.maxTokens : Math.min(4096, lines * VERDICT_LINE_TOKENS);
+  }
+
+  /** One request's text, with retries; a failure as its reason. */
+  private async exchange(messages: { system: string; user: string }, maxTokens: number | null, signal: AbortSignal | undefined, onFatal: (reason: string) => void): Promise<{ text: string } | { failure: string }> {
+    const s = this.#settings;
+    const body = JSON.stringify({
+      model: s.model,
+      messages: [
+        { role: 'system', content: messages.system },
+        { role: 'user', content: messages.user },
+      ],
+      ...(s.temperature !== null ? { temperature: s.temperature } : {}),
+      ...(maxTokens !== null ? { max_tokens: maxTokens } : {}),
+    });
+    for (let attempt = 1; ; attempt++) {
+      const out = await this.attempt(body, signal);
+      if (out.kind === 'answer') return { text: out.text };
+      if (out.kind === 'fail') {
+        if (out.fatal) onFatal(out.reason);
+        return { failure: out.reason };
+      }
+      if (attempt >= s.maxAttempts) return { failure: `${out.reason} (gave up after ${s.maxAttempts} attempt${s.maxAttempts === 1 ? '' : 's'})` };
+      const base = Math.min(s.maxBackoffMs, s.backoffMs * 2 ** (attempt - 1));
+      await sleep(Math.min(s.maxBackoffMs, Math.max(base * (0.5 + 0.5 * this.#random()), out.waitMs ?? 0)), signal);
+    }
+  }
+
+  /** judge_verdict "generative": the reply must be one verdict line (verdictLine.ts), parsed strictly. */
+  private async judgeVerdictLine(request: JudgeRequest, signal: AbortSignal | undefined, onFatal: (reason: string) => void): Promise<CriterionResult> {
+    const id = request.criterion.id;
+    let choices: readonly string[];
+    let messages: { system: string; user: string };
+    try {
+      choices = questionOf(request).choices;
+      messages = verdictMessages(request);
+    } catch (e) {
+      return unscorable(id, (e as Error).message);
+    }
+    const out = await this.exchange(messages, this.lineBudget(1), signal, onFatal);
+    if ('failure' in out) return unscorable(id, out.failure);
+    const text = this.redact(out.text.replace(/<think>[\s\S]*?<\/think>/gi, '')).trim();
+    return verdictResult(id, choices, request.completion, parseVerdictLine(text, choices));
+  }
+
+  /** judge_scope "checklist": one request for a response's criteria, one numbered verdict line each. */
+  private async judgeChecklist(requests: readonly JudgeRequest[], signal: AbortSignal | undefined, onFatal: (reason: string) => void): Promise<CriterionResult[]> {
+    let choices: (readonly string[])[];
+    let messages: { system: string; user: string };
+    try {
+      choices = requests.map((r) => questionOf(r).choices);
+      messages = checklistMessages(requests);
+    } catch (e) {
+      return requests.map((r) => unscorable(r.criterion.id, (e as Error).message));
+    }
+    const out = await this.exchange(messages, this.lineBudget(requests.length), signal, onFatal);
+    if ('failure' in out) return requests.map((r) => unscorable(r.criterion.id, out.failure));
+    const parsed = parseChecklist(this.redact(out.text), choices);
+    return requests.map((r, k) => verdictResult(r.criterion.id, choices[k], r.completion, parsed[k], `checklist of ${requests.length}: `));
   }
 
   private async judgeOne(request: JudgeRequest, signal: AbortSignal | undefined, onFatal: (reason: string) => void): Promise<CriterionResult> {

@@ -91,3 +91,40 @@ export async function stepHolistic(rt: GpuRuntime) {
     metrics: result.metrics,
   };
 }
+
+/**
+ * The generative verdict (judge_verdict "generative") on the engine: the embedded model (its
+ * 256-byte context holds the compact verdict prompts; the fixture model's 128 could not), loaded
+ * frozen as an engine judge, writes a verdict line for one response and criterion, then a
+ * two-criterion checklist for it, through generate(). Returns the verdicts and the seconds.
+ */
+export async function generativeVerdicts(rt: GpuRuntime) {
+  const { engineJudge } = await import('../../../src/rl/judgeFactory');
+  const { loadModel } = await import('../../../src/model/load');
+  const { parseRubric } = await import('../../../src/rubric/schema');
+  const rubric = parseRubric({
+    name: 'gen',
+    criteria: [
+      { id: 'kind', text: 'Kind', weight: 1, tier: 'important', judge_question: 'Kind?' },
+      { id: 'short', text: 'Short', weight: 1, tier: 'optional', judge_question: 'Short?' },
+    ],
+  });
+  const loaded = await loadModel(rt, await fetchModelFiles(modelUrl('embedded/tiny-gpt2-byte')), { frozen: true });
+  try {
+    const judge = engineJudge(loaded, 'self');
+    const request = (criterion: (typeof rubric.criteria)[number], scope: 'per_criterion' | 'checklist') => ({
+      rubricVersion: 'v',
+      prompt: 'Say hi.',
+      completion: 'Hello, friend.',
+      criterion,
+      design: { verdict: 'generative' as const, scope },
+    });
+    const t0 = performance.now();
+    const checklist = await judge.judge(rubric.criteria.map((c) => request(c, 'checklist')));
+    const t1 = performance.now();
+    const single = await judge.judge([request(rubric.criteria[0], 'per_criterion')]);
+    return { single, checklist, checklistSeconds: (t1 - t0) / 1000, singleSeconds: (performance.now() - t1) / 1000 };
+  } finally {
+    loaded.model.params.destroy();
+  }
+}

@@ -88,7 +88,7 @@ describe('judge load', () => {
       [bad('a'), ok('b', 0)],
       [{ criterion_id: 'a', status: 'needs_model', score: null, reason: '' } as CriterionResult, ok('b', 0)],
     ];
-    expect(judgeLoad(questionIds(rubric), 4, rows, 2)).toEqual({ step: 4, model_requests: 3, judge_seconds: 2, requests_per_second: 1.5 });
+    expect(judgeLoad(questionIds(rubric), 4, rows, 2)).toEqual({ step: 4, model_requests: 3, judge_seconds: 2, requests_per_second: 1.5, judge_calls: 3 });
     expect(judgeLoad(questionIds(rubric), 0, rows, 0).requests_per_second).toBeNull();
     expect([...questionIds(rubric)]).toEqual(['a']);
   });

@@ -24,9 +24,12 @@ describe('judge meta view', () => {
     expect(q.bins[0]).toMatchObject({ min: 2, max: 2, pass_rate: 0 });
     expect(v.verbosity[1].bias.spearman).toBeLessThan(0);
     expect(v.load).toEqual([
-      { step: 0, judge_seconds: 1, model_requests: null, requests_per_second: null },
-      { step: 1, judge_seconds: 0.5, model_requests: 2, requests_per_second: 4 },
-      { step: 2, judge_seconds: 2, model_requests: 2, requests_per_second: 1 },
+      { step: 0, judge_seconds: 1, model_requests: null, requests_per_second: null, judge_calls: null },
+      { step: 1, judge_seconds: 0.5, model_requests: 2, requests_per_second: 4, judge_calls: 2 },
+      { step: 2, judge_seconds: 2, model_requests: 2, requests_per_second: 1, judge_calls: 2 },
     ]);
+    // judge_scope "checklist": one call per response for all its questions (here q and r both are).
+    const checklist = judgeMetaView(['q', 'r'], new Set(['q', 'r']), [{ step: 1, judge_seconds: 1 }], rollouts, 'checklist');
+    expect(checklist.load).toEqual([{ step: 1, judge_seconds: 1, model_requests: 4, requests_per_second: 4, judge_calls: 2 }]);
   });
 });
