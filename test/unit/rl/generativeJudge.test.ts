@@ -12,6 +12,10 @@ import { designAsks, designedJudge, judgeDesignIssue, type JudgeDesign } from '.
 import { remoteJudge } from '../../../src/rubric/judges/remote';
 import { parseRubric } from '../../../src/rubric/schema';
 import { judgeLoad, questionIds } from '../../../src/rubric/judgeMeta';
+import { decodeShareLink, encodeShareLink, type Shared } from '../../../src/share/link';
+import { FIRST_VISIT } from '../../../src/share/presets';
+import { readRunFile, runFileJson } from '../../../src/share/runFile';
+import { exportToTrl } from '../../../src/share/trlExport';
 
 const rubric = parseRubric({
   name: 'g',
@@ -226,5 +230,19 @@ describe('remote judge designs', () => {
     expect(bodies[0].messages[1].content).toMatch(/Reply with exactly 2 lines/);
     expect(out[0]).toMatchObject({ status: 'ok', score: 1, spans: [{ start: 0, end: 2 }] });
     expect(out[1]).toMatchObject({ status: 'unscorable', reason: 'checklist of 2: the judge\'s checklist reply has no line for criterion 2' });
+  });
+});
+
+describe('the design options leave the page intact', () => {
+  const experiment = (config: Record<string, unknown>) => ({ ...structuredClone(FIRST_VISIT.experiment), judge: { kind: 'self' }, config: { ...FIRST_VISIT.experiment.config, ...config } });
+  const on = { judge_verdict: 'generative', judge_scope: 'checklist', judge_evidence_required: true };
+
+  it('through share links, run files and the TRL export (a note, only when not the default)', async () => {
+    const shared = { experiment: experiment(on) } as unknown as Shared;
+    expect((decodeShareLink(encodeShareLink(shared)).experiment as { config: Record<string, unknown> }).config).toMatchObject(on);
+    const back = await readRunFile(await runFileJson({ name: 'r', experiment: experiment(on) as never, metrics: [], rollouts: [] }));
+    expect((back.experiment as { config: Record<string, unknown> }).config).toMatchObject(on);
+    expect((await exportToTrl(experiment(on))).files['train_grpo.py']).toMatch(/# .*judge_verdict "generative", judge_scope "checklist" .*not applied/);
+    expect((await exportToTrl(experiment({}))).files['train_grpo.py']).not.toContain('judge_verdict');
   });
 });
