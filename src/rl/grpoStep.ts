@@ -26,6 +26,8 @@ import { irtMetrics, type IrtMetrics } from '../rubric/irtState';
 import type { JudgeRolloutsOptions, Rollout } from '../rubric/judge';
 import { applyBias, type JudgeBias } from '../rubric/bias';
 import { evidenceMetrics, type EvidenceMetrics } from '../rubric/evidenceCredit';
+import type { EvolutionHistory, RubricEvolutionEvent } from '../rubric/evolve';
+import type { Complete } from '../rubric/generate';
 import type { GrpoConfig } from './config';
 import { guidedRollouts, rowScales, sampleRollouts, withImportanceWeights, withRowScales, type ExploreMetrics, type GuidedLabel } from './explore';
 import { completionMetrics, fracRewardZeroStd, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
@@ -66,6 +68,10 @@ export interface GrpoContext {
   irt?: IrtOnlineState | null;
   /** irt_ability resumed without the checkpoint's item table: why (a fresh table is used); null/absent otherwise. */
   irtResumeNote?: string | null;
+  /** rubric_evolution: the recent verdicts and the version in use (src/rl/rubricEvolution.ts); absent until the first step. */
+  evolution?: EvolutionHistory | null;
+  /** rubric_evolution rare / online_rubrics: the model that proposes criteria (a remote judge's text endpoint); absent = none. */
+  rubricGenerator?: Complete | null;
   config: GrpoConfig;
   /** Frees the judge's own GPU weights (self and model judges). */
   releaseJudge?: () => void;
@@ -141,6 +147,9 @@ export interface StepMetrics extends UpdateScalarMetrics {
   evidence?: EvidenceMetrics;
   /** irt_ability: the item table after the step's update, a and b per criterion id (src/rubric/irtState.ts); absent otherwise. */
   irt?: IrtMetrics;
+  /** rubric_evolution on: the rubric version this step was judged with, and the decision taken after it (src/rl/rubricEvolution.ts); absent otherwise. */
+  rubric_version?: string;
+  rubric_evolution?: RubricEvolutionEvent;
 }
 
 export interface StepResult {

@@ -17,6 +17,8 @@ export const judgeBiasSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('keyword'), ...common, words: z.array(z.string().trim().min(1).max(100)).min(1, 'needs at least one word').max(50) }),
   z.strictObject({ kind: z.literal('tone'), ...common }),
   z.strictObject({ kind: z.literal('leniency'), ...common }),
+  /** Pairwise mode only (src/rubric/pairwise.ts): the judge favours one slot; pointwise verdicts never change. */
+  z.strictObject({ kind: z.literal('position'), ...common, slot: z.enum(['first', 'second']).optional() }),
 ]);
 
 /** The kinds the schema accepts, in the wrapper's order (a unit test checks they are BIAS_KINDS). */

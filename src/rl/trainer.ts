@@ -4,6 +4,7 @@
 import { saveCheckpoint, type CheckpointFiles } from '../model/checkpoint';
 import { checkpointDue, estimateCheckpointBytes } from './checkpointPolicy';
 import { irtCheckpointFields } from './irtResume';
+import { evolutionCheckpointFields, evolveAfterStep } from './rubricEvolution';
 import { syncReferenceModel, referenceDrifted } from './refSync';
 import { grpoStep, type GrpoContext, type RolloutRecord, type Stage, type StepMetrics } from './grpoStep';
 import { unscorableMessage } from './judgeFailures';
@@ -162,6 +163,8 @@ export class GrpoTrainer {
             }
           },
         }).finally(() => throttle.clear());
+        // rubric_evolution: the decision after this step (src/rl/rubricEvolution.ts); an accepted version judges from the next step.
+        await evolveAfterStep(this.ctx, step, result, this.abort.signal);
         if (result.metrics.skipped) {
           const message = skippedMessage(step, result.metrics);
           this.emit({ type: 'error', step, message });
@@ -213,6 +216,8 @@ export class GrpoTrainer {
     const reference = this.ctx.reference && referenceDrifted(this.ctx.config, this.step) ? this.ctx.reference : undefined;
     // irt_ability: the item table and stored verdicts travel too, so a resume scores under the same table.
     const irt = irtCheckpointFields(this.ctx.irt, this.ctx.rubricVersion);
-    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config, ...irt }, { includeBase: false, reference });
+    // rubric_evolution: the version in use travels too, so a resume judges with it.
+    const evolved = evolutionCheckpointFields(this.ctx);
+    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config, ...irt, ...evolved }, { includeBase: false, reference });
   }
 }

@@ -18,12 +18,15 @@
 //     the verdict stands. Weight-0 criteria are left alone (they earn nothing).
 //   'unscorable' and 'needs_model' results stay exactly as they are: a bias never invents a
 //   verdict the judge did not give. strength 0 leaves every result untouched.
-// `position` bias is left out: it needs a pairwise judging mode, which the project lacks.
+//   position: the bias of a pairwise judge for one slot (`slot`, default first). It acts only in
+//     the pairwise mode (src/rubric/pairwise.ts: the judge meta panel's comparisons of two rollouts
+//     of a group, asked in both orders), never on these pointwise verdicts: applyBias leaves every
+//     result as it is, and GRPO's reward is unchanged.
 import { fnv1a32, mulberry32 } from './dropout';
 import type { CriterionResult } from './judge';
 import type { Rubric } from './schema';
 
-export const BIAS_KINDS = ['length', 'keyword', 'tone', 'leniency'] as const;
+export const BIAS_KINDS = ['length', 'keyword', 'tone', 'leniency', 'position'] as const;
 export type BiasKind = (typeof BIAS_KINDS)[number];
 
 /** Flattering / agreeing phrases the tone (sycophancy) bias rewards; matched case-insensitively. */
@@ -59,6 +62,8 @@ export interface JudgeBias {
   words?: string[];
   /** length: characters at which the appeal saturates (default 200). */
   target_chars?: number;
+  /** position: the slot the pairwise judge favours (default first). */
+  slot?: 'first' | 'second';
 }
 
 /** A result the bias changed: the same result with the favourable score, flagged and explained. */
@@ -88,12 +93,19 @@ export function biasAppeal(bias: JudgeBias, completion: string): number {
     }
     case 'leniency':
       return 1;
+    case 'position':
+      return 0; // a slot, not a response, appeals to it: pointwise verdicts never change
   }
 }
 
 /** "length ×0.4": how the page names a bias (badge, judge picker, reasons). */
 export function describeBias(bias: JudgeBias): string {
-  const detail = bias.kind === 'keyword' && bias.words?.length ? ` (${bias.words.map((w) => `"${w}"`).join(', ')})` : '';
+  const detail =
+    bias.kind === 'keyword' && bias.words?.length
+      ? ` (${bias.words.map((w) => `"${w}"`).join(', ')})`
+      : bias.kind === 'position'
+        ? ` (${bias.slot ?? 'first'} slot, pairwise mode)`
+        : '';
   return `${bias.kind}${detail} ×${bias.strength}`;
 }
 
@@ -117,7 +129,7 @@ export function applyBias(
   bias: JudgeBias | null | undefined,
   options: ApplyBiasOptions,
 ): BiasedResult[][] {
-  if (!bias || bias.strength === 0) return results.map((row) => [...row]);
+  if (!bias || bias.strength === 0 || bias.kind === 'position') return results.map((row) => [...row]);
   if (!(bias.strength >= 0 && bias.strength <= 1)) throw new RangeError(`judge bias strength must be in [0, 1], got ${bias.strength}`);
   if (completions.length !== results.length) throw new RangeError(`applyBias: ${results.length} result rows for ${completions.length} completions`);
   const seed = bias.seed ?? options.seed;

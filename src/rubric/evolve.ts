@@ -1,14 +1,14 @@
 // Online rubric evolution during a run (the rubric lab, issue 12): every `every` steps a strategy
-// looks at the verdicts of the last `window` steps and may propose a new rubric version; the
+// looks at the verdicts of the last `lookback` steps and may propose a new rubric version; the
 // proposal is applied only after a guarded check on those steps' stored rollouts (a frozen
 // snapshot: their texts as sampled, never resampled). Every decision is an EvolutionEvent with
 // the parent version, the proposed version, the outcome and a reason; accepted ones form the
 // run's lineage. Pure: the model (`complete`) and the judge (`scoreNew`) are callbacks.
 //
 // Strategies (option rubric_evolution; TRL has none, the names are ours):
-//   prune           remove criteria with zero within-group variance over the window (#12): they
+//   prune           remove criteria with zero within-group variance over the recent steps (#12): they
 //                   add nothing to any advantage. Needs no model.
-//   rare            replace a criterion every rollout of the window already satisfies with flaw
+//   rare            replace a criterion every rollout of the recent steps already satisfies with flaw
 //                   checks (pitfalls) a model proposes from those rollouts (RARE, #10).
 //   online_rubrics  add criteria a model elicits from comparing the current policy's rollouts
 //                   with the starting policy's rollouts to the same prompt (OnlineRubrics, #30).
@@ -47,10 +47,10 @@ export interface EvolutionRollout {
 
 /** What evolution remembers between steps (in the run's context; rebuilt on resume). */
 export interface EvolutionHistory {
-  /** The version in use; the window's scores are aligned with its criteria. */
+  /** The version in use; the recent steps' scores are aligned with its criteria. */
   version: string;
   rubric: Rubric;
-  /** The most recent steps under `version`, oldest first (at most the window). */
+  /** The most recent steps under `version`, oldest first (at most `lookback` of them). */
   steps: { step: number; rollouts: EvolutionRollout[] }[];
   /** online_rubrics: the starting policy's completions per prompt (the first step this history saw, when it was step 0). */
   reference: Record<string, string[]> | null;
@@ -86,7 +86,8 @@ export interface RubricEvolutionEvent {
 export interface EvolutionOptions {
   strategy: RubricEvolutionStrategy;
   every: number;
-  window: number;
+  /** Steps of verdicts a decision looks at (the option rubric_evolution_window). */
+  lookback: number;
   /** Criteria a model may add in one proposal. */
   maxNew: number;
   threshold: number;
@@ -97,14 +98,14 @@ export function newEvolutionHistory(rubric: Rubric, version: string): EvolutionH
   return { version, rubric, steps: [], reference: null };
 }
 
-/** Adds a step's rollouts (natural ones: scores under history.version), keeping the last `window` steps. */
-export function recordEvolutionStep(history: EvolutionHistory, step: number, rollouts: readonly EvolutionRollout[], window: number): void {
+/** Adds a step's rollouts (natural ones: scores under history.version), keeping the last `lookback` steps. */
+export function recordEvolutionStep(history: EvolutionHistory, step: number, rollouts: readonly EvolutionRollout[], lookback: number): void {
   const K = history.rubric.criteria.length;
   rollouts.forEach((r, i) => {
     if (r.scores.length !== K) throw new RangeError(`evolution: rollout ${i} has ${r.scores.length} scores for ${K} criteria`);
   });
   history.steps.push({ step, rollouts: [...rollouts] });
-  while (history.steps.length > window) history.steps.shift();
+  while (history.steps.length > lookback) history.steps.shift();
   // The starting policy's samples: only step 0's are the starting policy's.
   if (step === 0 && history.reference === null) {
     const byPrompt: Record<string, string[]> = {};
@@ -113,12 +114,12 @@ export function recordEvolutionStep(history: EvolutionHistory, step: number, rol
   }
 }
 
-/** Whether a decision is due after `step` (0-based): every `every` steps, with a full window. */
-export function evolutionDue(history: EvolutionHistory, step: number, options: Pick<EvolutionOptions, 'strategy' | 'every' | 'window'>): boolean {
-  return options.strategy !== 'off' && (step + 1) % options.every === 0 && history.steps.length >= options.window;
+/** Whether a decision is due after `step` (0-based): every `every` steps, with `lookback` steps recorded. */
+export function evolutionDue(history: EvolutionHistory, step: number, options: Pick<EvolutionOptions, 'strategy' | 'every' | 'lookback'>): boolean {
+  return options.strategy !== 'off' && (step + 1) % options.every === 0 && history.steps.length >= options.lookback;
 }
 
-/** The window's rollouts, oldest first: the frozen snapshot a proposal is checked on. */
+/** The recent steps' rollouts, oldest first: the frozen snapshot a proposal is checked on. */
 export function snapshotOf(history: EvolutionHistory): EvolutionRollout[] {
   return history.steps.flatMap((s) => s.rollouts);
 }
@@ -140,12 +141,12 @@ export interface NoProposal {
   none: string;
 }
 
-/** prune: drop every criterion with zero within-group variance over the window (at least one varying criterion must remain). */
+/** prune: drop every criterion with zero within-group variance over the recent steps (at least one varying criterion must remain). */
 export function pruneProposal(rubric: Rubric, snapshot: readonly EvolutionRollout[], threshold: number): Proposal | NoProposal {
   const m = measureRubric(rubric, measured(snapshot), { threshold });
   const zero = rubric.criteria.filter((_, k) => m.criteria[k].withinGroupVariance === 0);
-  if (zero.length === 0) return { none: 'every criterion varies within some group of the window: nothing to prune' };
-  if (zero.length === rubric.criteria.length) return { none: 'every criterion has zero within-group variance over the window: pruning would leave no criterion (the groups give no learning signal at all)' };
+  if (zero.length === 0) return { none: 'every criterion varies within some group of the recent steps: nothing to prune' };
+  if (zero.length === rubric.criteria.length) return { none: 'every criterion has zero within-group variance over the recent steps: pruning would leave no criterion (the groups give no learning signal at all)' };
   const ids = new Set(zero.map((c) => c.id));
   return {
     rubric: { ...rubric, criteria: rubric.criteria.filter((c) => !ids.has(c.id)) },
@@ -252,7 +253,7 @@ export interface EvolveInput {
 
 /**
  * One evolution decision after `step` (call when evolutionDue). On 'accepted' the history is
- * reset to the new version (its window refills under the new criteria).
+ * reset to the new version (its recent steps refill under the new criteria).
  */
 export async function evolveRubric(input: EvolveInput): Promise<RubricEvolutionEvent> {
   const { history, step, options } = input;

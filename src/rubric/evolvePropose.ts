@@ -113,7 +113,7 @@ const NO_MODEL = (what: string) => `${what} needs a model that writes text to pr
 
 /**
  * RARE: the saturated criterion with the largest weight (met by every scored rollout of the
- * window) is replaced by the model's flaw checks (pitfalls: negative weights; a positive one is
+ * recent steps) is replaced by the model's flaw checks (pitfalls: negative weights; a positive one is
  * malformed output). The model sees the prompt of the latest group and up to
  * MAX_SHOWN_RESPONSES of its rollouts.
  */
@@ -123,7 +123,7 @@ export async function rareProposal(rubric: Rubric, snapshot: readonly EvolutionR
     .map((c, k) => ({ c, k }))
     .filter(({ c, k }) => c.weight > 0 && m.criteria[k].scored > 0 && m.criteria[k].metRate === 1)
     .sort((a, b) => b.c.weight - a.c.weight);
-  if (saturated.length === 0) return { none: 'no criterion is met by every rollout of the window: nothing to replace' };
+  if (saturated.length === 0) return { none: 'no criterion is met by every rollout of the recent steps: nothing to replace' };
   if (!options.complete) return { none: NO_MODEL('rare') };
   const { c: target } = saturated[0];
   const last = snapshot[snapshot.length - 1];
@@ -138,7 +138,7 @@ export async function rareProposal(rubric: Rubric, snapshot: readonly EvolutionR
     rubric: { ...rubric, criteria: [...kept, ...added] },
     removed: [target.id],
     added: added.map((c) => c.id),
-    reason: `"${target.id}" is met by every rollout of the window: replaced by flaw checks ${added.map((c) => c.id).join(', ')}`,
+    reason: `"${target.id}" is met by every rollout of the recent steps: replaced by flaw checks ${added.map((c) => c.id).join(', ')}`,
   };
 }
 

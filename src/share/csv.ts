@@ -39,7 +39,7 @@ export function neutraliseFormula(text: string): string {
 
 // The scalar fields, listed as typed records so a new metric field is a compile error here until
 // it has a column.
-const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'distillation' | 'irt'>]: true } = {
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'distillation' | 'irt' | 'rubric_version' | 'rubric_evolution'>]: true } = {
   frac_reward_zero_std: true,
   loss: true,
   policy_loss: true,
@@ -155,6 +155,15 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
     for (const id of union(metrics.map((m) => m.irt?.by_criterion ?? {}))) {
       columns.push({ name: `irt/a/${id}`, get: (m) => m.irt?.by_criterion[id]?.a ?? null }, { name: `irt/b/${id}`, get: (m) => m.irt?.by_criterion[id]?.b ?? null });
     }
+  }
+  // Online rubric evolution (src/rl/rubricEvolution.ts): the version judging each step, and the decision after it.
+  if (metrics.some((m) => m.rubric_version || m.rubric_evolution)) {
+    columns.push(
+      { name: 'rubric/version', get: (m) => m.rubric_version ?? null },
+      { name: 'rubric/evolution', get: (m) => m.rubric_evolution?.outcome ?? null },
+      { name: 'rubric/evolved_to', get: (m) => m.rubric_evolution?.version ?? null },
+      { name: 'rubric/evolution_reason', get: (m) => (m.rubric_evolution ? neutraliseFormula(m.rubric_evolution.reason) : null) },
+    );
   }
   // On-policy distillation (src/rl/distill/): the first update pass's divergence and agreement.
   if (metrics.some((m) => m.distillation)) {

@@ -15,6 +15,7 @@ import { GRPO_DEFAULTS } from '../rl/config';
 import { parseExperiment, type Experiment } from '../rl/experiment';
 import { experimentPathLabel, experimentProblems } from '../rl/issueLabels';
 import { explainIssue, primaryIssues } from '../rubric/zodIssue';
+import type { LineageEntry } from '../rubric/evolve';
 
 export const SHARE_LINK_VERSION = 1;
 /** Longest fragment accepted (characters after "#"); about 75 KB of compressed JSON. */
@@ -41,6 +42,8 @@ export interface Shared {
   /** The preset the experiment started from. */
   preset?: string;
   lesson?: SharedLesson;
+  /** Online rubric evolution: "pin" opens the experiment with rubric_evolution off (the link's rubric as is), "allow" keeps its setting; versions: where the rubric came from. */
+  rubric_lineage?: { mode: 'pin' | 'allow'; versions?: LineageEntry[] };
 }
 
 export type ShareLinkErrorCode =
@@ -236,10 +239,30 @@ const lessonSchema = z.strictObject({
     }),
 });
 
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex SHA-256');
+
+/** Online rubric evolution in a link: pin (the link's rubric as is: evolution off) or allow (the experiment's rubric_evolution), and the lineage the rubric came from. */
+const rubricLineageSchema = z.strictObject({
+  mode: z.enum(['pin', 'allow']),
+  versions: z
+    .array(
+      z.strictObject({
+        version: sha256,
+        parent: sha256.nullable(),
+        first_step: z.number().int().min(0),
+        strategy: z.enum(['prune', 'rare', 'online_rubrics']).nullable(),
+        reason: z.string().max(4000).nullable(),
+      }),
+    )
+    .max(200)
+    .optional(),
+});
+
 const payloadSchema = z.strictObject({
   experiment: z.unknown(),
   preset: idSchema.optional(),
   lesson: lessonSchema.optional(),
+  rubric_lineage: rubricLineageSchema.optional(),
 });
 
 function describeError(e: unknown): string {
@@ -250,7 +273,7 @@ function describeError(e: unknown): string {
 function payloadProblem(issue: z.core.$ZodIssue, input: unknown): string {
   const path = issue.path as (string | number)[];
   if (issue.code === 'unrecognized_keys' && path.length === 0) {
-    return `The link has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (expected: experiment, preset, lesson)`;
+    return `The link has unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')} (expected: experiment, preset, lesson, rubric_lineage)`;
   }
   if (path.length === 1 && path[0] === 'experiment' && (input as { experiment?: unknown }).experiment === undefined) {
     return 'The link has no experiment (expected an object with the model, prompts, rubric and settings)';
@@ -274,8 +297,11 @@ export function validateShared(input: unknown): Shared {
     if (problems === null) throw e;
     throw new ShareLinkError('invalid', `the link's experiment is invalid:\n${problems.join('\n')}`);
   }
-  const { lesson, preset } = parsed.data;
+  const { lesson, preset, rubric_lineage: lineage } = parsed.data;
+  // pin: the link's rubric is used as is, whatever the experiment's rubric_evolution says.
+  if (lineage?.mode === 'pin') experiment = { ...experiment, config: { ...experiment.config, rubric_evolution: 'off' } };
   const out: Shared = { experiment };
+  if (lineage !== undefined) out.rubric_lineage = { mode: lineage.mode, ...(lineage.versions ? { versions: lineage.versions } : {}) };
   if (preset !== undefined) out.preset = preset;
   if (lesson !== undefined) {
     out.lesson = { id: lesson.id, guidance: lesson.guidance, hidden_controls: lesson.hidden_controls };

@@ -16,7 +16,7 @@ import type { CheckpointFiles } from '../model/checkpoint';
 import { parseExperiment, type Experiment } from '../rl/experiment';
 import { experimentProblems } from '../rl/issueLabels';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
-import { MAX_SPANS, parseRubric, rubricVersion } from '../rubric';
+import { MAX_SPANS, parseRubric, rubricVersion, type Rubric } from '../rubric';
 import { MAX_CRITERIA } from '../rubric/schema';
 import { probeSetSchema, type ProbeSet } from '../rubric/probeSet';
 import { base64ToBytes, bytesToBase64, checkKeys, ShareLinkError } from './link';
@@ -42,6 +42,10 @@ export interface RubricVersionEntry {
   rubric: unknown;
   /** The first step trained with this rubric. */
   first_step: number;
+  /** An evolved version (rubric_evolution): the version it came from, the strategy and the reason. */
+  parent?: string | null;
+  strategy?: 'prune' | 'rare' | 'online_rubrics';
+  reason?: string;
 }
 
 export interface RunCheckpoint {
@@ -68,11 +72,20 @@ export interface RunFile {
 
 export interface RunFileInput extends Omit<RunFile, 'exported_at' | 'rubric_versions'> {
   /** Absent: the experiment's rubric, from step 0. */
-  rubric_versions?: { rubric: unknown; first_step: number }[];
+  rubric_versions?: (Omit<RubricVersionEntry, 'version'> & { version?: string })[];
   exported_at?: string;
 }
 
 // ---- schemas ----
+
+function isRubric(value: unknown): boolean {
+  try {
+    parseRubric(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A number, or its non-finite spelling from the writer. */
 const num = z.union([z.number(), z.enum(['NaN', 'Infinity', '-Infinity']).transform(Number)]);
@@ -190,6 +203,26 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       vacuous: count,
     })
     .optional(),
+  // Online rubric evolution (src/rl/rubricEvolution.ts): the version judging the step, the decision after it.
+  rubric_version: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  rubric_evolution: z
+    .strictObject({
+      step: count,
+      strategy: z.enum(['prune', 'rare', 'online_rubrics']),
+      outcome: z.enum(['accepted', 'rejected', 'unchanged']),
+      parent: z.string().regex(/^[0-9a-f]{64}$/),
+      version: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+      reason: z.string().max(20_000),
+      removed: z.array(z.string().max(200)).max(1000),
+      added: z.array(z.string().max(200)).max(1000),
+      checks: z
+        .array(z.strictObject({ criterion: z.string().max(200), within_group_variance: num.nullable(), met_rate: num.nullable(), flag: z.enum(['discriminative', 'saturated', 'unreachable', 'unscored']), passed: z.boolean() }))
+        .max(1000)
+        .optional(),
+      // The accepted rubric: checked against its version (and rubric_versions) when the file is read.
+      rubric: z.custom<Rubric>(isRubric, 'is not a valid rubric').transform((v) => parseRubric(v)).optional(),
+    })
+    .optional(),
   // irt_ability (src/rubric/irtState.ts IrtMetrics): the item table after the step, a and b per criterion id.
   irt: z
     .strictObject({
@@ -264,7 +297,17 @@ const documentSchema = z.strictObject({
   exported_at: z.string().max(100),
   experiment: z.unknown(),
   rubric_versions: z
-    .array(z.strictObject({ version: z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex SHA-256'), rubric: z.unknown(), first_step: count }))
+    .array(
+      z.strictObject({
+        version: z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex SHA-256'),
+        rubric: z.unknown(),
+        first_step: count,
+        // Lineage of an evolved rubric (src/rubric/evolve.ts): the version it came from, by which strategy and why.
+        parent: z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex SHA-256').nullable().optional(),
+        strategy: z.enum(['prune', 'rare', 'online_rubrics']).optional(),
+        reason: z.string().max(20_000).optional(),
+      }),
+    )
     .min(1),
   metrics: z.array(stepMetricsSchema),
   rollouts: z.array(rolloutSchema),
@@ -299,7 +342,30 @@ function replacer(_key: string, value: unknown): unknown {
 
 async function versionsOf(run: RunFileInput): Promise<RubricVersionEntry[]> {
   const entries = run.rubric_versions ?? [{ rubric: run.experiment.rubric, first_step: 0 }];
-  return Promise.all(entries.map(async (e) => ({ version: await rubricVersion(parseRubric(e.rubric)), rubric: e.rubric, first_step: e.first_step })));
+  return Promise.all(
+    entries.map(async (e): Promise<RubricVersionEntry> => ({
+      version: await rubricVersion(parseRubric(e.rubric)),
+      rubric: e.rubric,
+      first_step: e.first_step,
+      ...('parent' in e && e.parent !== undefined ? { parent: e.parent } : {}),
+      ...('strategy' in e && e.strategy !== undefined ? { strategy: e.strategy } : {}),
+      ...('reason' in e && e.reason !== undefined ? { reason: e.reason } : {}),
+    })),
+  );
+}
+
+/**
+ * A run's rubric versions with their lineage: the experiment's rubric from step 0, then every
+ * version rubric_evolution accepted (from the step after its decision). Undefined for a run whose
+ * rubric never evolved (the writer's default: the experiment's rubric alone).
+ */
+export function evolvedRubricVersions(experimentRubric: unknown, metrics: readonly StepMetrics[]): RunFileInput['rubric_versions'] {
+  const accepted = [...metrics].sort((a, b) => a.step - b.step).flatMap((m) => (m.rubric_evolution?.outcome === 'accepted' && m.rubric_evolution.rubric ? [m.rubric_evolution] : []));
+  if (accepted.length === 0) return undefined;
+  return [
+    { rubric: experimentRubric, first_step: 0 },
+    ...accepted.map((e) => ({ rubric: e.rubric, first_step: e.step + 1, parent: e.parent, strategy: e.strategy, reason: e.reason })),
+  ];
 }
 
 /** The document without binaries; `binary` says how each checkpoint binary is written. */
@@ -464,7 +530,20 @@ async function finish(doc: RunDocument, readBinary: BinaryReader): Promise<RunFi
     if (actual !== entry.version) {
       throw new RunFileError(`rubric_versions[${i}]: its version ${entry.version.slice(0, 12)}… does not match its rubric (${actual.slice(0, 12)}…): the file was edited or damaged`);
     }
+    if (entry.parent && !versions.includes(entry.parent)) {
+      throw new RunFileError(`rubric_versions[${i}]: its parent ${entry.parent.slice(0, 12)}… is not an earlier version in the file: the lineage is broken`);
+    }
     versions.push(actual);
+  }
+  // An accepted evolution names a version the file must hold (its rubric is among rubric_versions).
+  for (const m of doc.metrics) {
+    const e = m.rubric_evolution;
+    if (e?.outcome === 'accepted' && (e.version === null || !versions.includes(e.version))) {
+      throw new RunFileError(`metrics: step ${m.step}'s accepted rubric version ${String(e.version).slice(0, 12)}… is not among rubric_versions: the file was edited or damaged`);
+    }
+    if (e?.rubric && (await rubricVersion(e.rubric)) !== e.version) {
+      throw new RunFileError(`metrics: step ${m.step}'s evolved rubric does not match its version ${String(e.version).slice(0, 12)}…: the file was edited or damaged`);
+    }
   }
   // The page keys steps by number and rollouts by (step, group, index): a file repeating one is damaged.
   const steps = new Set<number>();

@@ -346,7 +346,14 @@ const api = {
       prompts: experiment.prompts,
       startStep,
       onEvent: forward,
-      sink: { commitStep: (step, metrics, rollouts, checkpoint) => runStore.commitStep(id, step, metrics, rollouts, checkpoint).then(() => {}) },
+      sink: {
+        commitStep: async (step, metrics, rollouts, checkpoint) => {
+          await runStore.commitStep(id, step, metrics, rollouts, checkpoint);
+          // rubric_evolution: an accepted version is stored with the rubrics, as the run's starting one is (its lineage is in the step's metrics).
+          const evolved = metrics.rubric_evolution?.rubric;
+          if (evolved) await runStore.saveRubric(evolved);
+        },
+      },
     });
     void store.requestPersistence().catch(() => null);
     return {

@@ -3,7 +3,7 @@
 // trainer worker writes runs; this side reads them, renames and deletes (the same database).
 import { GRPO_DEFAULTS } from '../../rl/config';
 import type { RolloutRecord, StepMetrics } from '../../rl/grpoStep';
-import type { RunFileInput } from '../../share/runFile';
+import { evolvedRubricVersions, type RunFileInput } from '../../share/runFile';
 import { RunStore, type PruneEstimate, type PrunePlan, type RolloutStepUsage, type RunInfo, type RubricLabels, type RunRecord, type StorageUsage, type StoredRollout } from '../../store';
 import { heldRunIds } from '../../store/liveness';
 import { parseRubric } from '../../rubric/schema';
@@ -185,6 +185,9 @@ export class RunsLibrary {
       const held = input.rubric_versions ? await Promise.all(input.rubric_versions.map((e) => rubricVersion(parseRubric(e.rubric)))) : [run.experiment.rubricVersion];
       const labels = labelsForFile(id, new Map(await Promise.all(held.map(async (v) => [v, await store.labels(v)] as const))), input.rollouts);
       if (labels.length) input.labels = labels;
+      // rubric_evolution: every version the run trained on, with its lineage.
+      const evolved = evolvedRubricVersions(experiment.rubric, input.metrics);
+      if (evolved) input.rubric_versions = evolved;
       if (withCheckpoint) {
         const checkpoint = await store.latestCheckpoint(id);
         if (checkpoint) input.checkpoint = { step: checkpoint.step, files: checkpoint.files };

@@ -38,6 +38,21 @@ export interface ChartData {
   empty?: string;
   /** A vertical line at step x, named in the chart's text alternative (e.g. the hacking onset). */
   marker?: { x: number; label: string };
+  /** More such lines (e.g. each rubric version rubric_evolution accepted). */
+  markers?: { x: number; label: string }[];
+}
+
+/**
+ * Online rubric evolution on the reward chart: a marker at the first step of each version the run
+ * accepted, at the first step it judged (x = s + 1 for a decision after 0-based step s; the label counts steps from 1, as the page does).
+ */
+export function rubricEvolutionMarkers(metrics: readonly StepMetrics[]): { x: number; label: string }[] {
+  return metrics.flatMap((m) => {
+    const e = m.rubric_evolution;
+    if (e?.outcome !== 'accepted' || !e.version) return [];
+    const what = [e.removed.length ? `−${e.removed.join(', −')}` : '', e.added.length ? `+${e.added.join(', +')}` : ''].filter(Boolean).join(' ');
+    return [{ x: e.step + 1, label: `rubric version ${e.version.slice(0, 8)} after step ${e.step + 1} (${e.strategy}${what ? `: ${what}` : ''})` }];
+  });
 }
 
 // Okabe–Ito hues (colour-blind safe), darkened where needed so every line has at least 3:1
@@ -55,6 +70,7 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
   const hi = mean.map((v, i) => (v === null || std[i] === null ? null : v + std[i]!));
   const hasHeldOut = metrics.some((m) => m.held_out);
   const hasKl = metrics.some((m) => m.kl !== null);
+  const evolution = rubricEvolutionMarkers(metrics);
   const ids = criterionIds.length ? criterionIds : [...new Set(metrics.flatMap((m) => Object.keys(m.rewards.criterion_pass_rate)))];
   // Steps without any reward (a judge that fails every call) are not "no data yet".
   // Pure distillation judges nothing (no judge_failures): no reward by design, not a judge failure.
@@ -77,6 +93,7 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
       ys: [mean, ...(hasHeldOut ? [s((m) => m.held_out?.reward)] : []), lo, hi],
       band: hasHeldOut ? [2, 3] : [1, 2],
       empty: noReward,
+      ...(evolution.length ? { markers: evolution, note: `The rubric evolved: ${evolution.map((m) => m.label).join('; ')}.` } : {}),
     },
     ...distillationChart(metrics, x, s),
     {

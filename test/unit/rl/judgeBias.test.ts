@@ -40,7 +40,7 @@ describe('experiment judge_bias', () => {
   });
 
   it('refuses bad biases naming the field', () => {
-    expect(problems({ ...base, judge_bias: { kind: 'position', strength: 0.5 } })[0]).toMatch(/^Judge bias/);
+    expect(problems({ ...base, judge_bias: { kind: 'position', strength: 0.5, slot: 'middle' } })[0]).toMatch(/^Judge bias slot/);
     expect(problems({ ...base, judge_bias: { kind: 'length', strength: 2 } })[0]).toMatch(/^Judge bias strength/);
     expect(problems({ ...base, judge_bias: { kind: 'keyword', strength: 0.5 } })[0]).toMatch(/^Judge bias words/);
     expect(problems({ ...base, judge_bias: { kind: 'keyword', strength: 0.5, words: [] } })[0]).toMatch(/needs at least one word/);

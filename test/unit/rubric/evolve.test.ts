@@ -36,15 +36,15 @@ function history(steps: number[], rubric = RUBRIC): EvolutionHistory {
   return h;
 }
 
-const OPTIONS = (strategy: EvolutionOptions['strategy']): EvolutionOptions => ({ strategy, every: 1, window: 2, maxNew: 2, threshold: 0.5 });
+const OPTIONS = (strategy: EvolutionOptions['strategy']): EvolutionOptions => ({ strategy, every: 1, lookback: 2, maxNew: 2, threshold: 0.5 });
 /** A judge for new criteria: scores by a rule on the completion's last character (the rollout index). */
 const byIndex = (f: (i: number) => number) => async (criteria: Rubric, rollouts: readonly EvolutionRollout[]) =>
   rollouts.map((r) => criteria.criteria.map(() => f(Number(r.completion.at(-1)))));
 const fake = (reply: string): Complete & { calls: number } => {
-  const fn = (async () => {
+  const fn = (async (): Promise<string> => {
     fn.calls++;
     return reply;
-  }) as Complete & { calls: number };
+  }) as unknown as Complete & { calls: number };
   fn.calls = 0;
   return fn;
 };
@@ -55,10 +55,10 @@ describe('the history window', () => {
     expect(h.steps.map((s) => s.step)).toEqual([1, 2]);
     expect(Object.keys(h.reference!)).toEqual(['prompt 0', 'prompt 1']);
     expect(h.reference!['prompt 0']).toHaveLength(4);
-    expect(evolutionDue(h, 3, { strategy: 'prune', every: 2, window: 2 })).toBe(true);
-    expect(evolutionDue(h, 2, { strategy: 'prune', every: 2, window: 2 })).toBe(false);
-    expect(evolutionDue(history([0]), 1, { strategy: 'prune', every: 2, window: 2 })).toBe(false); // window not full
-    expect(evolutionDue(h, 3, { strategy: 'off', every: 2, window: 2 })).toBe(false);
+    expect(evolutionDue(h, 3, { strategy: 'prune', every: 2, lookback: 2 })).toBe(true);
+    expect(evolutionDue(h, 2, { strategy: 'prune', every: 2, lookback: 2 })).toBe(false);
+    expect(evolutionDue(history([0]), 1, { strategy: 'prune', every: 2, lookback: 2 })).toBe(false); // window not full
+    expect(evolutionDue(h, 3, { strategy: 'off', every: 2, lookback: 2 })).toBe(false);
   });
   it('refuses scores that do not match the rubric', () => {
     expect(() => recordEvolutionStep(newEvolutionHistory(RUBRIC, 'x'), 0, [{ step: 0, group: 0, prompt: 'p', completion: 'c', scores: [1] }], 1)).toThrow(/1 scores for 4 criteria/);
@@ -142,7 +142,7 @@ describe('rare', () => {
     const h = newEvolutionHistory(none, 'x');
     recordEvolutionStep(h, 0, stepRollouts(0).map((r) => ({ ...r, scores: [r.scores[0]] })), 1);
     const complete = fake(flaws);
-    expect((await evolveRubric({ history: h, step: 0, options: { ...OPTIONS('rare'), window: 1 }, complete, scoreNew: byIndex(() => 1) })).reason).toMatch(/no criterion is met by every rollout/);
+    expect((await evolveRubric({ history: h, step: 0, options: { ...OPTIONS('rare'), lookback: 1 }, complete, scoreNew: byIndex(() => 1) })).reason).toMatch(/no criterion is met by every rollout/);
     expect(complete.calls).toBe(0);
   });
 });
@@ -186,7 +186,7 @@ describe('online_rubrics', () => {
   it('without the starting samples it compares nothing', async () => {
     const h = newEvolutionHistory(RUBRIC, 'x');
     recordEvolutionStep(h, 3, stepRollouts(3), 1);
-    const e = await evolveRubric({ history: h, step: 3, options: { ...OPTIONS('online_rubrics'), window: 1 }, complete: fake(reply), scoreNew: byIndex(() => 1) });
+    const e = await evolveRubric({ history: h, step: 3, options: { ...OPTIONS('online_rubrics'), lookback: 1 }, complete: fake(reply), scoreNew: byIndex(() => 1) });
     expect(e).toMatchObject({ outcome: 'unchanged', reason: expect.stringMatching(/resumed after step 0/) });
   });
 });

@@ -185,7 +185,7 @@ describe('bad links', () => {
     const exp = FIRST_VISIT.experiment;
     const top = failure(linkOf(JSON.stringify({ experiment: exp, weights: 'AAAA' })));
     expect(top.code).toBe('invalid');
-    expect(top.message).toMatch(/The link has unknown field "weights" \(expected: experiment, preset, lesson\)/);
+    expect(top.message).toMatch(/The link has unknown field "weights" \(expected: experiment, preset, lesson, rubric_lineage\)/);
     expect(failure(linkOf(JSON.stringify({ experiment: { ...exp, weights: [1, 2] } }))).message).toMatch(/weights/);
     expect(failure(linkOf(JSON.stringify({ experiment: { ...exp, config: { ...exp.config, lora_rank: 8 } } }))).message).toMatch(/\nSettings: unknown option\(s\) lora_rank/);
   });
