@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { AGGREGATIONS } from '../rubric';
 import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { ROLLOUT_AGGREGATION_NAMES } from '../rubric/aggregations';
+import { RUBRIC_EVOLUTION_STRATEGIES } from '../rubric/evolve';
 
 const probability = z.number().gt(0).lte(1);
 
@@ -133,6 +134,13 @@ export const grpoConfigSchema = z
     // checklist of a response. Not GRPOConfig options (TRL has no rubric judge).
     judge_verdict: z.enum(['logprob_margin', 'generative']).default('logprob_margin'),
     judge_scope: z.enum(['per_criterion', 'checklist']).default('per_criterion'),
+    // Online rubric evolution (src/rubric/evolve.ts; issue 12): every rubric_evolution_every steps a
+    // strategy may propose a new rubric version from the last rubric_evolution_window steps'
+    // verdicts, applied from the next step only after a guarded check on those steps' rollouts.
+    // Not GRPOConfig options (TRL's reward functions are fixed for a run).
+    rubric_evolution: z.enum(RUBRIC_EVOLUTION_STRATEGIES).default('off'),
+    rubric_evolution_every: z.number().int().min(1).max(10_000).default(5),
+    rubric_evolution_window: z.number().int().min(1).max(100).default(3),
     // Checkpoint every N steps (and on pause); 0 = only on pause/stop; null = auto (the default):
     // every step while a checkpoint is small, else every 10 (rl/checkpointPolicy.ts).
     save_steps: z.number().int().min(0).nullable().default(null),
@@ -244,6 +252,10 @@ export const grpoConfigSchema = z
     }
     for (const issue of guidedRolloutIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of distillationIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
+    if (c.rubric_evolution !== 'off' && c.reward_aggregation.method === 'irt_ability') {
+      // The IRT item table is fitted per criterion of one rubric version: a new version would start it over.
+      ctx.addIssue({ code: 'custom', path: ['rubric_evolution'], message: 'cannot be combined with reward_aggregation "irt_ability" (its item table belongs to one rubric version): use "off", or another aggregation' });
+    }
     if (c.entropy_coef !== 0 && !Number.isFinite(c.entropy_coef)) {
       ctx.addIssue({ code: 'custom', path: ['entropy_coef'], message: 'must be finite' });
     }

@@ -18,6 +18,7 @@ import { questionIds } from '../rubric/judgeMeta';
 import type { GrpoConfig } from './config';
 import { referenceDrifted } from './refSync';
 import { resumedIrtState } from './irtResume';
+import { judgeGenerator, resumedEvolvedRubric } from './rubricEvolution';
 import { needsFrozenTeacher } from './distill/teacher';
 import { tokenizerMismatch } from './distill/tokenizerCheck';
 
@@ -122,6 +123,8 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
     const version = await rubricVersion(rubric);
     // irt_ability: a resumed run goes on with the checkpoint's item table (or a fresh one, saying why).
     const irt = resumedIrtState(config, rubric.criteria.length, version, options.resume);
+    // rubric_evolution: a resumed run goes on with the version its checkpoint was judging with.
+    const evolved = await resumedEvolvedRubric(options.resume);
     return {
       rt,
       model: loaded.model,
@@ -129,8 +132,10 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       distillModel,
       tokenizer: loaded.tokenizer,
       formatPrompt: loaded.formatPrompt,
-      rubric,
-      rubricVersion: version,
+      rubric: evolved?.rubric ?? rubric,
+      rubricVersion: evolved?.version ?? version,
+      // rubric_evolution rare / online_rubrics propose criteria through a judge that writes text.
+      rubricGenerator: judgeGenerator(judge),
       irt: irt.state,
       irtResumeNote: irt.note,
       heldOut: heldOutRubric ? { rubric: heldOutRubric, version: await rubricVersion(heldOutRubric) } : null,

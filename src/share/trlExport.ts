@@ -16,6 +16,7 @@ import { optimizerStepsPerGeneration } from '../rl/generationSlices';
 import { parseExperiment } from '../rl/experiment';
 import { rubricVersion, type QuestionCriterion, type Rubric, type Rule, type RuleCriterion } from '../rubric';
 import { DEFAULT_DROPOUT_P } from '../rubric/aggregations';
+import type { RubricEvolutionEvent } from '../rubric/evolve';
 import { isHolistic, judgedRubric } from '../rubric/holistic';
 import { DEFAULT_ADAPTIVE_FLOOR } from '../rubric/adaptive';
 import { DEFAULT_FORK_BETA } from '../rubric/fork';
@@ -38,6 +39,29 @@ export interface TrlExportOptions {
   modelId?: string;
   /** prompts.jsonl as chat messages, for chat models (the page applies their chat template). */
   conversational?: boolean;
+  /** A run's evolution decisions, one per step (StepMetrics.rubric_evolution): the export writes the final accepted version and says the rubric evolved. */
+  rubricEvolution?: readonly (RubricEvolutionEvent | undefined)[];
+}
+
+/**
+ * Online rubric evolution and TRL: TRL trains on one fixed reward, so the export writes one
+ * rubric: the run's final accepted version when its rubric evolved, else the experiment's (the
+ * pinned) one. The experiment with that rubric, and the README note saying which and why.
+ */
+export function finalRubricExperiment(experiment: unknown, config: GrpoConfig, events: readonly (RubricEvolutionEvent | undefined)[] = []): { experiment: unknown; note: string | null } {
+  const accepted = events.filter((e): e is RubricEvolutionEvent => e?.outcome === 'accepted' && e.rubric !== undefined);
+  const last = accepted[accepted.length - 1];
+  if (!last) {
+    if (config.rubric_evolution === 'off') return { experiment, note: null };
+    return { experiment, note: `rubric_evolution "${config.rubric_evolution}" (every ${config.rubric_evolution_every} steps, window ${config.rubric_evolution_window}): TRL trains on one fixed reward; the run's rubric did not evolve, so rubric_reward.py holds the experiment's rubric; evolution not applied` };
+  }
+  // The context's rubric carries holistic_likert's criterion; the export adds it again from the checklist.
+  const rubric = { ...last.rubric!, criteria: last.rubric!.criteria.filter((c) => !isHolistic(c)) };
+  const steps = accepted.map((e) => `step ${e.step + 1} (${e.strategy}: ${e.version!.slice(0, 12)}… from ${e.parent.slice(0, 12)}…)`).join(', ');
+  return {
+    experiment: { ...(experiment as Record<string, unknown>), rubric },
+    note: `the run's rubric evolved (rubric_evolution "${config.rubric_evolution}"): ${accepted.length} new version(s), from ${steps}; rubric_reward.py holds the final version ${last.version!.slice(0, 12)}…, and TRL trains on it from the first step (TRL has no rubric evolution)`,
+  };
 }
 
 /** A parsed criterion; a regex rule also carries `python`, its Python translation; the holistic judge's (holistic_likert) is marked. */
@@ -583,9 +607,12 @@ ${notes.length ? notes.map((n) => `- ${n}`).join('\n') : '- nothing beyond sampl
 
 /** The TRL export of an experiment (validated first: throws the parsers' errors). */
 export async function exportToTrl(experiment: unknown, options: TrlExportOptions = {}): Promise<TrlExport> {
+  // rubric_evolution: the run's final (or pinned) rubric, and a note saying which.
+  const final = finalRubricExperiment(experiment, parseExperiment(experiment).config, options.rubricEvolution);
+  experiment = final.experiment;
   const { experiment: e, rubric, heldOutRubric, config } = parseExperiment(experiment);
   const spec = await rubricRewardSpec(experiment, options);
-  const notes: string[] = [];
+  const notes: string[] = final.note ? [final.note] : [];
   // The bias sandbox is a teaching device for reproducing reward hacking: the export trains on the clean rubric.
   if (e.judge_bias) notes.push(`judge_bias (the page's bias sandbox, ${e.judge_bias.kind} ×${e.judge_bias.strength}) is not exported: the exported reward is the unbiased rubric`);
   const files: Record<string, string> = {};

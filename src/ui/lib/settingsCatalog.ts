@@ -5,6 +5,7 @@
 import { GRPO_DEFAULTS, trlDefaultNote } from '../../rl/config';
 import { AGGREGATIONS } from '../../rubric';
 import { ROLLOUT_AGGREGATION_NAMES } from '../../rubric/aggregations';
+import { RUBRIC_EVOLUTION_STRATEGIES } from '../../rubric/evolve';
 
 /** 'modules': LoRA target modules, typed as a comma-separated list, "all-linear", or empty for PEFT's default. */
 export type OptionKind = 'int' | 'number' | 'enum' | 'bool' | 'modules';
@@ -225,6 +226,21 @@ export const SETTING_GROUPS: OptionGroup[] = [
         trl: null,
         help: 'Judge questions asked per completion (after RRT\'s adaptive Fisher selection, seed #63). Rules are free and always checked; then, one round at a time, each completion is asked the unasked judge question that is most informative at its current ability estimate (a²·p·(1 − p) under the run\'s item table); the others are not asked and count as unscored. Half the questions = half the judge calls (the judge panel\'s requests per step show it). The first step, and steps whose groups dynamic sampling already judged, ask everything. Empty = ask every question.',
         when: (c) => method(c) === 'irt_ability',
+      },
+      {
+        key: 'rubric_evolution',
+        kind: 'enum',
+        values: RUBRIC_EVOLUTION_STRATEGIES,
+        trl: null,
+        help: 'Online rubric evolution (each change a new rubric version with its parent and a reason, used from the next step; markers on the reward chart). prune: drop criteria with zero within-group variance over the window (they move no advantage). rare (RARE): replace a criterion every rollout already meets with flaw checks a model proposes from those rollouts. online_rubrics (OnlineRubrics): add criteria a model elicits by comparing current responses with the starting policy\'s responses (the run\'s first step) to the same prompt. rare and online_rubrics need a remote judge endpoint to write the criteria; malformed output changes nothing and says why. Every proposal is first scored on the window\'s stored rollouts and applied only if each new criterion is discriminative there (within-group variance > 0, not saturated) and no group loses its reward variance; otherwise it is recorded as rejected.',
+      },
+      { key: 'rubric_evolution_every', kind: 'int', trl: null, help: 'Take an evolution decision after every N steps.', when: (c) => (c.rubric_evolution ?? 'off') !== 'off' },
+      {
+        key: 'rubric_evolution_window',
+        kind: 'int',
+        trl: null,
+        help: 'Steps of verdicts a decision looks at, and whose stored rollouts the guarded check scores a proposal on. After a new version the window refills under it.',
+        when: (c) => (c.rubric_evolution ?? 'off') !== 'off',
       },
     ],
   },
