@@ -54,3 +54,33 @@ describe('GrpoTrainer', () => {
     expect(r.status).toBe('finished');
   });
 });
+
+describe('online rubric evolution (issue 12)', () => {
+  it('prune: the criterion every rollout meets is pruned after step 0; step 1 is judged with the new version, marked on the reward chart', async () => {
+    const t0 = performance.now();
+    const r = await harness.runModule(CASES, 'evolvePrune', {});
+    expect(r.status).toBe('finished');
+    const [first, second] = r.steps;
+    // Step 0: judged with the starting version; the decision after it removes 'always' (and any other criterion constant within both groups).
+    expect(first.rubric_version).toBe(r.start);
+    expect(first.evolution).toMatchObject({ step: 0, strategy: 'prune', outcome: 'accepted', parent: r.start });
+    const v1 = first.evolution.version;
+    const ids1 = first.evolution.rubric;
+    expect(v1).toMatch(/^[0-9a-f]{64}$/);
+    expect(v1).not.toBe(r.start);
+    expect(first.evolution.removed).toContain('always');
+    expect(ids1).not.toContain('always');
+    expect(ids1.length).toBeGreaterThan(0);
+    // Step 1: judged with the new version (fewer criteria per rollout, its ids in the metrics).
+    expect(second.rubric_version).toBe(v1);
+    expect(r.judgedCriteria).toEqual([3, ids1.length]);
+    expect(first.passRateIds).toEqual(['always', 'ascii_start', 'lower']);
+    expect(second.passRateIds).toEqual(ids1);
+    // The decision after step 1 is taken on step 1 alone, under v1.
+    expect(second.evolution).toMatchObject({ step: 1, parent: v1 });
+    // The reward chart's marker at the first step the new version judged; the checkpoint carries the version in use.
+    expect(r.markers[0]).toEqual({ x: 1, label: expect.stringMatching(new RegExp(`^rubric version ${v1.slice(0, 8)} after step 1 \\(prune: −always`)) });
+    expect(r.checkpointVersion).toBe(r.final);
+    console.log(`evolvePrune browser case: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  });
+});

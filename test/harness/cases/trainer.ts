@@ -2,8 +2,9 @@
 import type { GpuRuntime } from '../../../src/gpu/runtime';
 import { fetchModelFiles } from '../../../src/model/load';
 import { buildGrpoContext } from '../../../src/rl/context';
-import type { Stage } from '../../../src/rl/grpoStep';
+import type { Stage, StepMetrics } from '../../../src/rl/grpoStep';
 import { GrpoTrainer, type TrainerEvent } from '../../../src/rl/trainer';
+import { rubricEvolutionMarkers } from '../../../src/ui/lib/series';
 
 const EXPERIMENT = {
   model: '/test/fixtures/tiny-byte-gpt2/',
@@ -98,4 +99,53 @@ export async function pauseResume(rt: GpuRuntime) {
   await trainer.resume();
   ctx.model.params.destroy();
   return { pausedAt, statusAfterPause, final: trainer.step, status: trainer.status, events: summary(events) };
+}
+
+/**
+ * rubric_evolution "prune" (issue 12): after step 0 the criterion every rollout meets ('always')
+ * has zero within-group variance and is pruned; step 1 is judged with the new version. Returns
+ * what each step was judged with, its decision, the chart's marker data and the checkpoint's rubric.
+ */
+export async function evolvePrune(rt: GpuRuntime) {
+  const experiment = {
+    ...EXPERIMENT,
+    rubric: {
+      name: 'evolving',
+      criteria: [
+        { id: 'always', text: 'At most 100000 characters', weight: 1, tier: 'important', rule: { kind: 'length', unit: 'characters', max: 100000 } },
+        { id: 'ascii_start', text: 'Starts with a printable ASCII character', weight: 1, tier: 'important', rule: { kind: 'regex', pattern: '^[ -~]' } },
+        { id: 'lower', text: 'Has no capital letters', weight: 1, tier: 'important', rule: { kind: 'no_caps' } },
+      ],
+    },
+    config: { ...EXPERIMENT.config, num_generations: 2, generation_batch_size: 8, max_completion_length: 4, max_steps: 2, save_steps: 0, rubric_evolution: 'prune', rubric_evolution_every: 1, rubric_evolution_window: 1 },
+  };
+  const ctx = await buildGrpoContext(rt, experiment, await fetchModelFiles(experiment.model));
+  const start = ctx.rubricVersion;
+  const metrics: StepMetrics[] = [];
+  const judgedCriteria: number[] = [];
+  const trainer = new GrpoTrainer(ctx, {
+    prompts: experiment.prompts,
+    onEvent: (e) => {
+      if (e.type === 'step') metrics.push(e.metrics);
+      if (e.type === 'stage' && e.stage === 'judged') judgedCriteria.push(e.rollouts[0].scores.length);
+    },
+  });
+  await trainer.start();
+  const state = JSON.parse((await trainer.checkpoint())['trainer_state.json']);
+  ctx.model.params.destroy();
+  return {
+    start,
+    final: ctx.rubricVersion,
+    finalIds: ctx.rubric.criteria.map((c) => c.id),
+    status: trainer.status,
+    judgedCriteria,
+    steps: metrics.map((m) => ({
+      step: m.step,
+      rubric_version: m.rubric_version,
+      passRateIds: Object.keys(m.rewards.criterion_pass_rate),
+      evolution: m.rubric_evolution ? { ...m.rubric_evolution, rubric: m.rubric_evolution.rubric?.criteria.map((c) => c.id) ?? null } : null,
+    })),
+    markers: rubricEvolutionMarkers(metrics),
+    checkpointVersion: state.evolved_rubric?.version ?? null,
+  };
 }
