@@ -61,6 +61,8 @@ export interface TrainingShape {
     frozen: boolean;
     /** A separate teacher model's config (distillation.teacher "model"): its weights (no gradients, no moments) and its own inference pass. */
     teacher?: ModelConfig | null;
+    /** The ema teacher (teacher_weights "ema"): one more copy of the policy's weights, loaded frozen (no gradients, no moments). */
+    ema?: boolean;
   } | null;
 }
 
@@ -493,6 +495,12 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
   if ((shape.beta !== 0 || shape.distillation?.frozen) && L.sites.length === 0) {
     for (const b of [...params.weights.buffers, ...params.gradients.buffers]) reference.add(`reference ${b.label}`, b.bytes);
     reference.buffers.push(...model.buffers);
+  }
+  // The ema teacher (src/rl/distill/ema.ts): the policy's weights once more, loaded frozen.
+  if (shape.distillation?.ema) {
+    const EL = modelLayout(c, null);
+    for (const b of parameterBuffers(EL).weights.buffers) reference.add(`ema teacher ${b.label}`, b.bytes);
+    if (EL.llama) reference.add('ema teacher RoPE table', c.maxPositions * c.headDim * F32);
   }
   // A separate distillation teacher: its weights only (loaded frozen), counted with the reference.
   if (teacherConfig) {

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { AGGREGATIONS } from '../rubric';
 import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { ROLLOUT_AGGREGATION_NAMES } from '../rubric/aggregations';
+import { distillModeIssues } from './distill/schedule';
 import { RUBRIC_EVOLUTION_STRATEGIES } from '../rubric/evolve';
 
 const probability = z.number().gt(0).lte(1);
@@ -20,8 +21,29 @@ export const distillationSchema = z
     teacher: z.enum(['off', 'self_rubric', 'model', 'criterion_injection']).default('off'),
     /** The model teacher's id, as an experiment names its model (embedded, Hub or local); inference passes only. */
     teacher_model: z.string().min(1).max(500).nullable().default(null),
-    /** self_rubric's and criterion_injection's weights: frozen = the starting model (the KL reference's weights), live = the policy being trained. */
-    teacher_weights: z.enum(['frozen', 'live']).default('frozen'),
+    /** self_rubric's and criterion_injection's weights: frozen = the starting model (the KL reference's weights), live = the policy being trained, ema = an exponential moving average of the policy (A117; ema_decay). */
+    teacher_weights: z.enum(['frozen', 'live', 'ema']).default('frozen'),
+    /** The ema teacher: after every applied step, teacher ← ema_decay · teacher + (1 − ema_decay) · policy (src/rl/distill/ema.ts). */
+    ema_decay: z.number().min(0).lt(1).default(0.99),
+    /** GKDConfig.lmbda: the probability that a step's batch is the student's own samples; otherwise the teacher samples it (src/rl/distill/schedule.ts). TRL's default is 0.5; 1 here keeps on-policy distillation on-policy. */
+    lmbda: z.number().min(0).max(1).default(1),
+    /** Which phase each step is in (src/rl/distill/schedule.ts): none; distill_then_rl: distill_steps of pure distillation, then GRPO on the rubric; ruft: sft_steps of rejection-sampling SFT on rollouts whose reward is at least min_reward, then GRPO. */
+    schedule: z
+      .object({
+        kind: z.enum(['none', 'distill_then_rl', 'ruft']).default('none'),
+        /** distill_then_rl: steps of pure distillation before GRPO. */
+        distill_steps: z.number().int().min(1).max(100000).default(10),
+        /** ruft: steps of rejection-sampling SFT before GRPO. */
+        sft_steps: z.number().int().min(1).max(100000).default(10),
+        /** ruft: a rollout is kept (trained on as SFT data) when its rubric reward is at least this. */
+        min_reward: z.number().min(-1000).max(1000).default(1),
+      })
+      .strict()
+      .default({ kind: 'none', distill_steps: 10, sft_steps: 10, min_reward: 1 }),
+    /** Distil only the student's highest-entropy tokens: this top fraction of each micro-batch's completion tokens (TRL's top_entropy_quantile, for the divergence); null = the policy loss's top_entropy_quantile mask. */
+    top_entropy_quantile: z.number().gt(0).max(1).nullable().default(null),
+    /** With top_k: the tokenizer's special tokens (BOS, EOS, PAD) are never in the teacher's top-K support. */
+    mask_special_tokens: z.boolean().default(false),
     /** pure: distillation alone (no judge, no reward); mixed: GRPO's loss plus weight × the mean divergence. */
     mode: z.enum(['pure', 'mixed']).default('mixed'),
     /** Coefficient of the mean per-token divergence in the loss. */
@@ -34,7 +56,21 @@ export const distillationSchema = z
     top_k: z.number().int().min(1).nullable().default(null),
   })
   .strict()
-  .default({ teacher: 'off', teacher_model: null, teacher_weights: 'frozen', mode: 'mixed', weight: 1, beta: 0.5, temperature: 0.9, top_k: null });
+  .default({
+    teacher: 'off',
+    teacher_model: null,
+    teacher_weights: 'frozen',
+    ema_decay: 0.99,
+    lmbda: 1,
+    schedule: { kind: 'none', distill_steps: 10, sft_steps: 10, min_reward: 1 },
+    mode: 'mixed',
+    weight: 1,
+    beta: 0.5,
+    temperature: 0.9,
+    top_k: null,
+    top_entropy_quantile: null,
+    mask_special_tokens: false,
+  });
 
 export const grpoConfigSchema = z
   .object({
@@ -252,6 +288,7 @@ export const grpoConfigSchema = z
     }
     for (const issue of guidedRolloutIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of distillationIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of distillModeIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     if (c.rubric_evolution !== 'off' && c.reward_aggregation.method === 'irt_ability') {
       // The IRT item table is fitted per criterion of one rubric version: a new version would start it over.
       ctx.addIssue({ code: 'custom', path: ['rubric_evolution'], message: 'cannot be combined with reward_aggregation "irt_ability" (its item table belongs to one rubric version): use "off", or another aggregation' });

@@ -21,6 +21,7 @@ import { resumedIrtState } from './irtResume';
 import { judgeGenerator, resumedEvolvedRubric } from './rubricEvolution';
 import { needsFrozenTeacher } from './distill/teacher';
 import { tokenizerMismatch } from './distill/tokenizerCheck';
+import { needsEmaTeacher } from './distill/ema';
 
 export interface ContextOptions {
   /** Overrides the experiment's judge choice (tests inject judges here). */
@@ -92,6 +93,13 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
         owned.push(reference);
       }
     }
+    // The ema teacher (src/rl/distill/ema.ts): a separate copy of the policy's weights as the run
+    // starts (a resumed run: the checkpoint's), loaded frozen; averaged with the policy every step.
+    let emaTeacher: Transformer | null = null;
+    if (needsEmaTeacher(config)) {
+      emaTeacher = (await loadModel(rt, { ...policyFiles, optimizer: undefined }, { frozen: true })).model;
+      owned.push(emaTeacher);
+    }
     // The distillation teacher model: the student's tokenizer is checked on the files, before any
     // weight is loaded; then inference passes only (frozen: no gradient buffers, no optimizer state).
     let distillModel: GrpoContext['distillModel'] = null;
@@ -130,6 +138,7 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       model: loaded.model,
       reference,
       distillModel,
+      emaTeacher,
       tokenizer: loaded.tokenizer,
       formatPrompt: loaded.formatPrompt,
       rubric: evolved?.rubric ?? rubric,
@@ -172,5 +181,6 @@ export function releaseGrpoContext(ctx: GrpoContext): void {
   // Under LoRA the reference is a view of the policy's own buffers (already freed above).
   if (ctx.reference && ctx.reference.params !== ctx.model.params) ctx.reference.params.destroy();
   ctx.distillModel?.model.params.destroy();
+  ctx.emaTeacher?.params.destroy();
   ctx.releaseJudge?.();
 }

@@ -37,6 +37,10 @@ import { rubricConditionedPrompt } from './credit/cort';
 import { cortContrasts } from './credit/cortPass';
 import { buildRolloutBatch } from './rolloutBatch';
 import { distillationOnly, distillMetrics, distillTeacher, injectionMetrics, type DistillMetrics, type DistillTeacher } from './distill';
+import { phaseAdvantages, scheduleMetrics, stepMode, type ScheduleMetrics } from './distill/schedule';
+import { teacherSamples } from './distill/teacherSampling';
+import { withSpecialTokens } from './distill/selection';
+import { updateEmaTeacher } from './distill/ema';
 import { runUpdate, type UpdateResult } from './update';
 import { optimizerStepMetrics, updateScalarMetrics, type OptimizerStepMetrics, type UpdateScalarMetrics } from './generationSlices';
 import type { ProgressHook } from './progress';
@@ -51,6 +55,8 @@ export interface GrpoContext {
   reference: Transformer | null;
   /** The distillation teacher model (distillation.teacher "model"): inference passes only. */
   distillModel?: { model: Transformer; formatPrompt: (text: string) => number[] } | null;
+  /** The ema distillation teacher's weights (teacher_weights "ema"; src/rl/distill/ema.ts): a separate copy, averaged after every applied step. */
+  emaTeacher?: Transformer | null;
   tokenizer: Tokenizer;
   /** Prompt text → token ids, including BOS / chat template. */
   formatPrompt: (text: string) => number[];
@@ -143,6 +149,8 @@ export interface StepMetrics extends UpdateScalarMetrics {
   judge_failures?: JudgeFailureMetrics;
   /** On-policy distillation (src/rl/distill/): the first update pass's divergence, agreement and retained tokens (absent when off). */
   distillation?: DistillMetrics;
+  /** Distillation's training modes (src/rl/distill/schedule.ts): the schedule's phase, whether the student sampled the batch, RuFT's kept rollouts (absent with neither a teacher nor a schedule). */
+  schedule?: ScheduleMetrics;
   /** Evidence-required credit: per criterion, passes quoted, withheld and flagged by the vacuous-credit probe (judge_evidence_required on). */
   evidence?: EvidenceMetrics;
   /** irt_ability: the item table after the step's update, a and b per criterion id (src/rubric/irtState.ts); absent otherwise. */
@@ -187,14 +195,19 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   // Guided exploration (scaffolds, dynamic sampling) lives in one place: src/rl/explore/.
   const progress = hooks.onProgress;
   progress?.({ stage: 'sampling', done: 0, total: cfg.max_completion_length });
-  const sampled = await sampleRollouts(ctx, step, prompts, { signal: hooks.signal, drawPrompts: hooks.drawPrompts, onProgress: progress });
+  // Distillation's training modes (src/rl/distill/schedule.ts): the schedule's phase, the step's
+  // teacher settings, and GKD's lmbda (a pure distillation batch may be the teacher's samples).
+  const mode = stepMode(cfg, step);
+  const sampled = mode.onPolicy
+    ? await sampleRollouts(ctx, step, prompts, { signal: hooks.signal, drawPrompts: hooks.drawPrompts, onProgress: progress })
+    : await teacherSamples(ctx, step, prompts, { onProgress: progress });
   const { rollouts } = sampled;
   await hooks.onStage?.('sampled', rollouts);
   checkAbort(hooks.signal);
 
   // 2. Judge every criterion of every rollout, then aggregate one reward per rollout. Pure
   // distillation judges nothing: no reward, so every advantage is 0 and only the teacher trains.
-  const pure = distillationOnly(cfg);
+  const pure = distillationOnly(mode);
   const tJudge = performance.now();
   // Dynamic sampling judged its groups already, to find the ones without reward variance.
   // The bias sandbox (judge_bias) lays its declared bias over the trained rubric's verdicts here,
@@ -270,7 +283,8 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const advRead = rec.readF32(adv.advantages, rollouts.length);
   rec.releaseAfterSubmit(rewardBuf, weightBuf, adv.groupStats, adv.stats);
   await rec.submit();
-  const advantages = await advRead;
+  // RuFT's SFT phase trains on its rejection's 1/0 instead (schedule.ts).
+  const advantages = phaseAdvantages(cfg.distillation, mode.phase, rollouts.map((r) => r.reward), await advRead);
   rollouts.forEach((r, i) => (r.advantage = advantages[i]));
   await hooks.onStage?.('advantages', trained);
   checkAbort(hooks.signal);
@@ -322,7 +336,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   const tUpdate = performance.now();
   const submitsBefore = rt.counters.submits;
   // The extra rows: their advantages after the kernel's, their loss term's scale (auxTerm.ts) and importance weights on their tokens.
-  const trainAdvantages = extra.rollouts.length ? rt.upload(Float32Array.from([...advantages, ...extra.advantages]), 'grpo.advantages_with_guided') : adv.advantages;
+  const trainAdvantages = extra.rollouts.length || mode.phase === 'sft' ? rt.upload(Float32Array.from([...advantages, ...extra.advantages]), 'grpo.advantages_with_guided') : adv.advantages;
   const scales = rowScales(cfg.loss_type, batch.mask, T, [...rollouts.map(() => 'main' as const), ...extra.terms], extra.auxCoef);
   const tokenWeights = withImportanceWeights(withRowScales(credit.source, rollouts.length, scales, batch), [...sampled.importance, ...extra.importance], batch);
   let update: UpdateResult;
@@ -330,10 +344,14 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   try {
     // On-policy distillation (src/rl/distill/): a teacher scores the trained rows' own completions
     // (inside the try: a teacher that cannot run still frees the advantages).
-    teacher = distillTeacher(
-      { model, reference: ctx.reference, teacherModel: ctx.distillModel, formatPrompt: ctx.formatPrompt, criteria: rubric.criteria, rows: trained, padTokenId: tokenizer.padTokenId, config: cfg },
-      trained.map((r) => r.prompt),
-      [...sampled.completions, ...extra.completions],
+    teacher = withSpecialTokens(
+      distillTeacher(
+        { model, reference: ctx.reference, ema: ctx.emaTeacher, teacherModel: ctx.distillModel, formatPrompt: ctx.formatPrompt, criteria: rubric.criteria, rows: trained, padTokenId: tokenizer.padTokenId, config: { ...cfg, distillation: mode.distillation } },
+        trained.map((r) => r.prompt),
+        [...sampled.completions, ...extra.completions],
+      ),
+      tokenizer,
+      model.config.vocabSize,
     );
     update = await runUpdate({ rt, model, reference: ctx.reference, config: cfg, batch, advantages: trainAdvantages, step, learningRate, tokenCredit: tokenWeights, teacher, onProgress: progress && ((done, total) => progress({ stage: 'updating', done, total })) });
   } finally {
@@ -341,6 +359,8 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     if (trainAdvantages !== adv.advantages) rt.release(trainAdvantages);
   }
   const { scalars: named, gradNorm, skipped } = update;
+  // The ema teacher follows the policy after every applied step (src/rl/distill/ema.ts).
+  if (!skipped && ctx.emaTeacher) await updateEmaTeacher(rt, model, ctx.emaTeacher, cfg.distillation.ema_decay);
   const creditViews = credit.views();
   const updateSeconds = (performance.now() - tUpdate) / 1000;
   trained.forEach((r, b) => {
@@ -380,6 +400,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     update_submits: rt.counters.submits - submitsBefore,
     judge_failures: pure ? undefined : judgeFailureMetrics(rollouts, cfg.max_unscorable_fraction),
     distillation: update.distillation ? { ...distillMetrics({ ...update.distillation, mask: batch.mask, weight: cfg.distillation.weight }), ...injectionMetrics(teacher) } : undefined,
+    schedule: scheduleMetrics(cfg, mode, mode.phase === 'sft' ? advantages.reduce((n, a) => n + a, 0) : null),
     ...(cfg.judge_evidence_required ? { evidence: evidenceMetrics(rubric, results) } : {}),
     ...(cfg.reward_aggregation.method === 'irt_ability' && ctx.irt ? { irt: irtMetrics(rubric.criteria.map((c) => c.id), ctx.irt) } : {}),
   };

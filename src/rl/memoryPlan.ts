@@ -84,7 +84,7 @@ export function planMemory(
         ? null
         : config.distillation.teacher === 'model'
           ? { teacherPromptTokens: promptTokens, frozen: false, teacher: teacherHfConfig ? configFromHf(teacherHfConfig) : null }
-          : { teacherPromptTokens: cortTokens(privilegedPrompt(longest, criteria), byte, room), frozen: config.distillation.teacher_weights === 'frozen' },
+          : { teacherPromptTokens: cortTokens(privilegedPrompt(longest, criteria), byte, room), frozen: config.distillation.teacher_weights === 'frozen', ema: config.distillation.teacher_weights === 'ema' },
   });
   // A plain copy: GPUSupportedLimits cannot cross postMessage.
   const plain = { maxBufferSize: limits.maxBufferSize, maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize };

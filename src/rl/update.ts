@@ -27,6 +27,7 @@ import { adamStep, generationPlan } from './generationSlices';
 import { distillGradCoefficient, distillTokenWeights } from './distill/align';
 import { withRowWeights } from './distill/injection';
 import { recordDistillTerm, type DistillRead } from './distill/pass';
+import { distillEntropyMask, ownEntropySelection } from './distill/selection';
 import type { DistillTeacher } from './distill/teacher';
 import type { RolloutBatch } from './rolloutBatch';
 
@@ -282,7 +283,7 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         // This pass's entropies on the host, for the entropy mask (every pass: TRL computes it in
         // compute_loss, from that pass's entropies, per micro-batch) and entropy-gated credit (first pass).
         let e: Float32Array | null = null;
-        if (entropyMask || (it === 0 && credit?.needsEntropy)) {
+        if (entropyMask || (it === 0 && credit?.needsEntropy) || (teacher && ownEntropySelection(teacher.options))) {
           const pending = firstEntropies ?? rec.readF32(lp.entropy, rows);
           await rec.submit();
           e = await pending;
@@ -322,7 +323,8 @@ export async function runUpdate(input: UpdateInput): Promise<UpdateResult> {
         // step's completion tokens (TRL's batchmean), like dapo, so micro-batches need no rescale.
         if (teacher) {
           // criterion_injection distils only its injected rows (distill/injection.ts).
-          const weights = withRowWeights(distillTokenWeights(mb.mask, m), teacher.rowWeights, mb.start, T);
+          // Token selection (distill/selection.ts): the divergence's own entropy fraction, else the policy's mask.
+          const weights = withRowWeights(distillTokenWeights(mb.mask, distillEntropyMask(teacher.options, e, mb.mask, m)), teacher.rowWeights, mb.start, T);
           const d = recordDistillTerm(rt, rec, teacher, {
             start: mb.start,
             n: mb.n,

@@ -10,6 +10,7 @@
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { ExploreMetrics } from '../rl/explore';
 import type { DistillMetrics } from '../rl/distill';
+import type { ScheduleMetrics } from '../rl/distill/schedule';
 import type { CompletionMetrics, RewardMetrics } from '../rl/metrics';
 
 export type CsvValue = string | number | boolean | null | undefined;
@@ -39,7 +40,7 @@ export function neutraliseFormula(text: string): string {
 
 // The scalar fields, listed as typed records so a new metric field is a compile error here until
 // it has a column.
-const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'distillation' | 'irt' | 'rubric_version' | 'rubric_evolution'>]: true } = {
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'distillation' | 'schedule' | 'irt' | 'rubric_version' | 'rubric_evolution'>]: true } = {
   frac_reward_zero_std: true,
   loss: true,
   policy_loss: true,
@@ -169,9 +170,14 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
   if (metrics.some((m) => m.distillation)) {
     columns.push(...DISTILL_FIELDS.map((k) => ({ name: `distill/${k}`, get: (m: StepMetrics) => m.distillation?.[k] ?? null })));
   }
+  // Distillation's training modes (src/rl/distill/schedule.ts): each step's phase, on-policy or teacher-sampled, RuFT's kept rollouts.
+  if (metrics.some((m) => m.schedule)) {
+    columns.push(...SCHEDULE_FIELDS.map((k) => ({ name: `schedule/${k}`, get: (m: StepMetrics) => m.schedule?.[k] ?? null })));
+  }
   return columns;
 }
 
+const SCHEDULE_FIELDS = ['phase', 'on_policy', 'sft_kept'] as const satisfies readonly (keyof ScheduleMetrics)[];
 const DISTILL_FIELDS = ['loss', 'divergence', 'top1_agreement', 'retained_tokens', 'completion_tokens', 'injected_rollouts', 'injected_criteria'] as const satisfies readonly (keyof DistillMetrics)[];
 
 /** The column names metricsToCsv writes for these steps, in order. */

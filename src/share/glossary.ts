@@ -40,6 +40,10 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   { term: 'rubric scaffolding', kind: 'metric', definition: 'Showing the rubric in the prompt for some answers, which are then trained as if it was not there.', lesson: 'unexplored-criteria', shown_as: ['Rubric scaffolding', 'scaffold probability'] },
   { term: 'distillation divergence', kind: 'metric', definition: 'How far the model\'s next-token distribution is from the teacher\'s, per token, on the model\'s own answers; distillation lowers it.', shown_as: ['Distillation: divergence and agreement', 'divergence'] },
   { term: 'top-1 agreement', kind: 'metric', definition: 'The share of distilled tokens where the teacher\'s and the model\'s most likely next token are the same.' },
+  { term: 'retained share', kind: 'metric', definition: 'The share of completion tokens the distillation term trains on, after the entropy and token selection.' },
+  { term: 'distillation schedule', kind: 'metric', definition: 'Which phase each step was in (distillation, rejection-sampling SFT or GRPO) and whether the model or the teacher sampled it.', shown_as: ['Schedule: phases and who sampled'] },
+  { term: 'SFT rollouts kept', kind: 'metric', definition: 'RuFT\'s warm start: the rollouts whose rubric reward passed min_reward, trained on as SFT data that step.' },
+  { term: 'on-policy batch', kind: 'metric', definition: 'GKD\'s lmbda: 1 when the model sampled the step\'s batch itself, 0 when the teacher sampled it.' },
   { term: 'log-prob gap', kind: 'metric', definition: 'How much likelier a scaffolded answer is with the rubric in the prompt than without it.' },
 
   // ---- Ideas ----

@@ -190,6 +190,14 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       injected_criteria: count.optional(),
     })
     .optional(),
+  // Distillation's training modes (src/rl/distill/schedule.ts ScheduleMetrics); absent with neither a teacher nor a schedule.
+  schedule: z
+    .strictObject({
+      phase: z.enum(['distill', 'sft', 'rl']).nullable(),
+      on_policy: z.boolean().nullable(),
+      sft_kept: count.nullable(),
+    })
+    .optional(),
   // Evidence-required credit (src/rubric/evidenceCredit.ts): per criterion, passes quoted, withheld, probed and flagged.
   evidence: z
     .strictObject({

@@ -437,18 +437,21 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
  */
 function distillationLines(c: GrpoConfig, unsupported: (text: string) => Line): Line[] {
   const d = c.distillation;
-  if (d.teacher === 'off') return [];
+  const modes = distillModeLines(c, unsupported);
+  if (d.teacher === 'off') return modes;
   const topK = d.top_k === null ? '' : ` (it has no top_k: the page used the teacher's top ${d.top_k})`;
+  const lmbda = Number.isInteger(d.lmbda) ? d.lmbda.toFixed(1) : String(d.lmbda);
   if (d.teacher === 'model') {
     // A separate teacher on the student's own prompt is what GKDTrainer does.
-    const gkd = `GKDConfig(lmbda=1.0, beta=${d.beta}, temperature=${d.temperature}, max_new_tokens=${c.max_completion_length}, teacher_model_name_or_path=${JSON.stringify((d.teacher_model ?? '').replace(/^hf:/, '').split('@')[0])})`;
+    const gkd = `GKDConfig(lmbda=${lmbda}, beta=${d.beta}, temperature=${d.temperature}, max_new_tokens=${c.max_completion_length}, teacher_model_name_or_path=${JSON.stringify((d.teacher_model ?? '').replace(/^hf:/, '').split('@')[0])})`;
     return [
       unsupported(`distillation teacher model ${JSON.stringify(d.teacher_model)}, mode "${d.mode}", weight ${d.weight}: GRPOTrainer has no distillation term; not applied`),
       note(`TRL's on-policy distillation with this teacher is GKDTrainer with ${gkd}${topK}${d.mode === 'mixed' ? '; it has no rubric reward to mix in' : ''}`),
+      ...modes,
     ];
   }
   const what = `distillation teacher "${d.teacher}" (${d.teacher_weights} weights, the rubric's criteria in its prompt), mode "${d.mode}", weight ${d.weight}`;
-  const gkd = `GKDConfig(lmbda=1.0, beta=${d.beta}, temperature=${d.temperature}, max_new_tokens=${c.max_completion_length})`;
+  const gkd = `GKDConfig(lmbda=${lmbda}, beta=${d.beta}, temperature=${d.temperature}, max_new_tokens=${c.max_completion_length})`;
   return [
     unsupported(
       `${what}: GRPOTrainer has no distillation term${d.mode === 'pure' ? ' (this run trained on no reward at all: the GRPO script below trains on the rubric instead)' : ''}; not applied`,
@@ -456,7 +459,30 @@ function distillationLines(c: GrpoConfig, unsupported: (text: string) => Line): 
     note(
       `TRL's on-policy distillation is GKDTrainer with ${gkd}${topK}, but its teacher_model sees the student's own prompt: the self_rubric teacher's privileged prompt (the prompt plus the rubric's criteria) needs a custom compute_loss`,
     ),
+    ...modes,
   ];
+}
+
+/** Distillation's training modes (src/rl/distill/schedule.ts, selection.ts, ema.ts): what TRL lacks of them. */
+function distillModeLines(c: GrpoConfig, unsupported: (text: string) => Line): Line[] {
+  const d = c.distillation;
+  const lines: Line[] = [];
+  const s = d.schedule;
+  if (s.kind === 'distill_then_rl') {
+    lines.push(note(`schedule distill_then_rl: the page distilled for the first ${s.distill_steps} steps, then trained GRPO on the rubric with the teacher off. In TRL: GKDTrainer for ${s.distill_steps} steps, then this GRPO script from its checkpoint (MODEL_ID)`));
+  }
+  if (s.kind === 'ruft') {
+    lines.push(
+      unsupported(
+        `schedule ruft (sft_steps ${s.sft_steps}, min_reward ${s.min_reward}): the page's first ${s.sft_steps} steps were rejection-sampling SFT on its own rollouts whose rubric reward was at least ${s.min_reward}; TRL has no such step (generate, score with rubric_reward.py, keep the passing ones, SFTTrainer on them, then this script); not applied`,
+      ),
+    );
+  }
+  if (d.teacher === 'off') return lines;
+  if (d.top_entropy_quantile !== null && d.top_entropy_quantile < 1) lines.push(unsupported(`distillation top_entropy_quantile ${d.top_entropy_quantile}: GKDTrainer distils every completion token; not applied`));
+  if (d.mask_special_tokens) lines.push(unsupported('distillation mask_special_tokens: GKDTrainer has no top-K support to mask; not applied'));
+  if (d.teacher_weights === 'ema' && d.teacher !== 'model') lines.push(unsupported(`distillation teacher_weights "ema" (ema_decay ${d.ema_decay}): GKDTrainer's teacher is a fixed model; not applied`));
+  return lines;
 }
 
 function render(lines: Line[], indent: string): string {

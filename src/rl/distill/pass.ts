@@ -10,6 +10,7 @@ import type { Recorder } from '../../gpu/recorder';
 import { recordDistillBackward, recordDistillForward } from '../../ops/distill';
 import { recordSample } from '../../ops/sample';
 import { alignmentCopies, type RowLayout } from './align';
+import { excludedVector } from './selection';
 import { teacherTokens, type DistillTeacher } from './teacher';
 
 export interface DistillRead {
@@ -64,7 +65,7 @@ export function recordDistillTerm(rt: GpuRuntime, rec: Recorder, teacher: Distil
     {
       student: mb.studentLogits,
       teacher: aligned,
-      excluded: keep(rt.upload(new Uint32Array(V), 'distill.excluded')),
+      excluded: keep(rt.upload(excludedVector(teacher.excludedIds ?? [], V), 'distill.excluded')),
       tokenWeight: keep(rt.upload(mb.weights, 'distill.token_weight')),
     },
     { rows, vocab: V, beta: teacher.options.beta, temperature: teacher.options.temperature, topK: teacher.options.top_k },

@@ -14,6 +14,7 @@ import type { TokenBatch, Transformer } from '../../model/transformer';
 import type { Criterion } from '../../rubric';
 import type { GrpoConfig } from '../config';
 import { rubricConditionedPrompt } from '../credit/cort';
+import { selfTeacherWeights } from './ema';
 import { buildRolloutBatch, type RolloutBatch } from '../rolloutBatch';
 import { injectionSelection, type InjectionRow } from './injection';
 
@@ -32,6 +33,8 @@ export interface DistillTeacher {
   rowWeights?: Float32Array;
   /** criterion_injection: the rollouts and criteria injected this step. */
   injection?: { rollouts: number; criteria: number };
+  /** Vocabulary ids never in the top-K support (mask_special_tokens: the tokenizer's special tokens; selection.ts). */
+  excludedIds?: readonly number[];
 }
 
 /** The self-teacher's privileged prompt: the prompt, then the rubric's criteria (CoRT's rubric-conditioned prompt). */
@@ -44,6 +47,8 @@ export interface TeacherSource {
   model: Transformer;
   /** The frozen starting model (the KL reference), loaded when the frozen teacher or beta > 0 needs it. */
   reference: Transformer | null;
+  /** The ema teacher's weights (teacher_weights "ema"; ema.ts), loaded by the context. */
+  ema?: Transformer | null;
   /** The model teacher, loaded by the context (null unless distillation.teacher is "model"). */
   teacherModel?: { model: Transformer; formatPrompt: (text: string) => number[] } | null;
   formatPrompt: (text: string) => number[];
@@ -79,7 +84,7 @@ export function distillTeacher(src: TeacherSource, prompts: readonly string[], c
     // The student's own prompt, in the teacher's prompt template (the tokenizer is the same).
     ids = prompts.map((p) => src.teacherModel!.formatPrompt(p));
   } else {
-    model = options.teacher_weights === 'live' ? src.model : src.reference;
+    model = selfTeacherWeights(src, options.teacher_weights);
     if (!model) throw new Error(`the frozen ${options.teacher} teacher needs the starting model, which was not loaded: start the run again`);
     if (options.teacher === 'criterion_injection') {
       if (!src.rows || src.rows.length !== prompts.length) throw new Error('the criterion_injection teacher needs the step\'s judged rollouts: use distillation mode "mixed"');

@@ -96,6 +96,7 @@ export function buildCharts(metrics: readonly StepMetrics[], criterionIds: reado
       ...(evolution.length ? { markers: evolution, note: `The rubric evolved: ${evolution.map((m) => m.label).join('; ')}.` } : {}),
     },
     ...distillationChart(metrics, x, s),
+    ...scheduleChart(metrics, x, s),
     {
       id: 'pass-rates',
       title: 'Criterion pass rates',
@@ -181,14 +182,64 @@ function distillationChart(metrics: readonly StepMetrics[], x: number[], s: (f: 
     {
       id: 'distillation',
       title: 'Distillation: divergence and agreement',
-      unit: 'divergence per token (nats); agreement as a fraction',
+      unit: 'divergence per token (nats); agreement and retained share as fractions',
       lines: [
         { label: 'divergence', color: PALETTE[4] },
         { label: 'top-1 agreement', color: PALETTE[2], dash: true },
+        { label: 'retained share', color: PALETTE[6], dash: true },
       ],
       x,
-      ys: [s((m) => m.distillation?.divergence), s((m) => m.distillation?.top1_agreement)],
-      note: `Measured on the student's own completions before each update. Retained tokens at the last step: ${last.retained_tokens} of ${last.completion_tokens}.`,
+      ys: [
+        s((m) => m.distillation?.divergence),
+        s((m) => m.distillation?.top1_agreement),
+        s((m) => (m.distillation && m.distillation.completion_tokens > 0 ? m.distillation.retained_tokens / m.distillation.completion_tokens : null)),
+      ],
+      note: `Measured on the batch's completions before each update. Retained tokens at the last step: ${last.retained_tokens} of ${last.completion_tokens}${last.completion_tokens > 0 ? ` (${Math.round((100 * last.retained_tokens) / last.completion_tokens)}%)` : ''}.`,
+      ...(phaseMarkers(metrics).length ? { markers: phaseMarkers(metrics) } : {}),
+    },
+  ];
+}
+
+const PHASE_NAMES = { distill: 'distillation', sft: 'rejection-sampling SFT', rl: 'GRPO' } as const;
+
+/** A marker at the first step of each phase of the run's schedule (src/rl/distill/schedule.ts). */
+export function phaseMarkers(metrics: readonly StepMetrics[]): { x: number; label: string }[] {
+  let previous: string | null = null;
+  return metrics.flatMap((m) => {
+    const phase = m.schedule?.phase ?? null;
+    if (phase === null || phase === previous) return [];
+    previous = phase;
+    return [{ x: m.step, label: `${PHASE_NAMES[phase]} from step ${m.step + 1}` }];
+  });
+}
+
+/** The schedule's phases and GKD's on-policy draws, for runs with a schedule or lmbda < 1. */
+function scheduleChart(metrics: readonly StepMetrics[], x: number[], s: (f: (m: StepMetrics) => number | null | undefined) => Value[]): ChartData[] {
+  const scheduled = metrics.some((m) => m.schedule?.phase);
+  const teacherSampled = metrics.some((m) => m.schedule?.on_policy === false);
+  if (!scheduled && !teacherSampled) return [];
+  const markers = phaseMarkers(metrics);
+  const offPolicy = metrics.filter((m) => m.schedule?.on_policy === false).length;
+  const last = metrics[metrics.length - 1]?.schedule;
+  return [
+    {
+      id: 'schedule',
+      title: 'Schedule: phases and who sampled',
+      unit: 'rollouts kept by RuFT\'s rejection; 1 = the student sampled the batch, 0 = the teacher did',
+      lines: [
+        { label: 'SFT rollouts kept', color: PALETTE[0] },
+        { label: 'on-policy batch', color: PALETTE[1], dash: true },
+      ],
+      x,
+      ys: [s((m) => m.schedule?.sft_kept), s((m) => (m.schedule?.on_policy === null || m.schedule?.on_policy === undefined ? null : m.schedule.on_policy ? 1 : 0))],
+      note: [
+        last?.phase ? `The last step was in its ${PHASE_NAMES[last.phase]} phase.` : '',
+        markers.length ? `Phases: ${markers.map((m) => m.label).join('; ')}.` : '',
+        teacherSampled ? `${offPolicy} of ${metrics.length} steps trained on the teacher's samples (lmbda).` : '',
+      ]
+        .filter(Boolean)
+        .join(' '),
+      ...(markers.length ? { markers } : {}),
     },
   ];
 }

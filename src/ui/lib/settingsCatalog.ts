@@ -38,6 +38,8 @@ export interface OptionGroup {
 
 const peft = (c: Record<string, unknown>) => c.use_peft === true;
 const distilling = (c: Record<string, unknown>) => ((c.distillation as { teacher?: string } | undefined)?.teacher ?? 'off') !== 'off';
+const distillField = (c: Record<string, unknown>, key: string) => (c.distillation as Record<string, unknown> | undefined)?.[key];
+const scheduleKind = (c: Record<string, unknown>) => ((distillField(c, 'schedule') as { kind?: string } | undefined)?.kind ?? 'none');
 const method = (c: Record<string, unknown>) => (c.reward_aggregation as { method?: string } | undefined)?.method ?? 'weighted_mean';
 /** essential_gated, directly or as the aggregation of rubric_dropout's kept criteria. */
 const gated = (c: Record<string, unknown>) =>
@@ -443,7 +445,7 @@ export const SETTING_GROUPS: OptionGroup[] = [
   {
     id: 'distillation',
     title: 'Distillation',
-    intro: 'On-policy distillation: a teacher\'s next-token distributions on the student\'s own completions, token by token. Alone it needs no judge; mixed, it is added to the GRPO loss. Names inside follow TRL\'s GKDConfig (its beta is the divergence, not GRPO\'s KL coefficient).',
+    intro: 'On-policy distillation: a teacher\'s next-token distributions on the student\'s own completions, token by token. Alone it needs no judge; mixed, it is added to the GRPO loss. Names inside follow TRL\'s GKDConfig (its beta is the divergence, not GRPO\'s KL coefficient). The KL anchor to the starting model is GRPO\'s own beta above: its reference is the starting model (unless sync_ref_model moves it), and its KL term trains in pure distillation too.',
     options: [
       {
         key: 'distillation.teacher',
@@ -455,10 +457,18 @@ export const SETTING_GROUPS: OptionGroup[] = [
       {
         key: 'distillation.teacher_weights',
         kind: 'enum',
-        values: ['frozen', 'live'],
+        values: ['frozen', 'live', 'ema'],
         trl: null,
-        help: 'frozen: the starting model\'s weights (a second copy in memory, shared with beta\'s KL reference); live: the policy being trained, read without gradients.',
+        help: 'frozen: the starting model\'s weights (a second copy in memory, shared with beta\'s KL reference); live: the policy being trained, read without gradients; ema: an exponential moving average of the policy (a further full copy of the weights in memory, not under LoRA), a steadier teacher that still follows training.',
         when: distilling,
+      },
+      {
+        key: 'distillation.ema_decay',
+        kind: 'number',
+        step: 0.01,
+        trl: null,
+        help: 'The ema teacher: after every applied step, teacher ← ema_decay × teacher + (1 − ema_decay) × policy. 0.99 follows the policy over about 100 steps; 0 is the live policy.',
+        when: (c) => distilling(c) && distillField(c, 'teacher_weights') === 'ema',
       },
       {
         key: 'distillation.mode',
@@ -486,6 +496,40 @@ export const SETTING_GROUPS: OptionGroup[] = [
         help: 'Only the teacher\'s K most likely tokens count, both distributions renormalised there (truncated divergence). Empty = the whole vocabulary.',
         when: distilling,
       },
+      {
+        key: 'distillation.mask_special_tokens',
+        kind: 'bool',
+        trl: null,
+        help: 'With top_k: the tokenizer\'s special tokens (BOS, EOS, PAD) never enter the teacher\'s top-K support.',
+        when: (c) => distilling(c) && distillField(c, 'top_k') !== null && distillField(c, 'top_k') !== undefined,
+      },
+      {
+        key: 'distillation.top_entropy_quantile',
+        kind: 'number',
+        step: 0.05,
+        nullable: true,
+        trl: null,
+        help: 'Distil only the student\'s highest-entropy tokens: this top fraction of each micro-batch\'s completion tokens (TRL\'s top_entropy_quantile rule, for the divergence). Empty = the policy loss\'s top_entropy_quantile. The distillation chart shows the retained share.',
+        when: distilling,
+      },
+      {
+        key: 'distillation.lmbda',
+        kind: 'number',
+        step: 0.1,
+        trl: 'GKDConfig.lmbda',
+        help: 'The on-policy fraction: each step\'s batch is the student\'s own samples with this probability (seeded), otherwise the teacher\'s samples from its own prompt with the same sampler. Below 1 needs mode pure (or distill_then_rl). TRL\'s default is 0.5; 1 here keeps on-policy distillation on-policy.',
+        when: distilling,
+      },
+      {
+        key: 'distillation.schedule.kind',
+        kind: 'enum',
+        values: ['none', 'distill_then_rl', 'ruft'],
+        trl: null,
+        help: 'distill_then_rl: the first distill_steps steps are pure distillation, then GRPO on the rubric with the teacher off. ruft (RuFT): the first sft_steps steps are rejection-sampling SFT on the rollouts whose rubric reward is at least min_reward (their completions trained as SFT data), then GRPO. The charts mark each step\'s phase.',
+      },
+      { key: 'distillation.schedule.distill_steps', kind: 'int', trl: null, help: 'Steps of pure distillation before GRPO starts.', when: (c) => scheduleKind(c) === 'distill_then_rl' },
+      { key: 'distillation.schedule.sft_steps', kind: 'int', trl: null, help: 'Steps of rejection-sampling SFT before GRPO starts.', when: (c) => scheduleKind(c) === 'ruft' },
+      { key: 'distillation.schedule.min_reward', kind: 'number', step: 0.1, trl: null, help: 'A rollout is kept as SFT data when its rubric reward is at least this (1 = every criterion met with weighted_mean).', when: (c) => scheduleKind(c) === 'ruft' },
     ],
   },
   {
@@ -600,25 +644,29 @@ const AGGREGATION_DEFAULTS: Record<string, unknown> = {
   irt_judge_budget: null,
 };
 
+/** "a.b.c" → ["a", "b.c"]; a key without a dot → [key, undefined]. Nested keys go any depth (distillation.schedule.kind). */
+function splitKey(key: string): [string, string | undefined] {
+  const i = key.indexOf('.');
+  return i < 0 ? [key, undefined] : [key.slice(0, i), key.slice(i + 1)];
+}
+
 export function getPath(obj: Record<string, unknown>, key: string): unknown {
-  const [head, tail] = key.split('.', 2);
+  const [head, tail] = splitKey(key);
   if (tail === undefined) return obj[head];
   const inner = obj[head];
-  return inner !== null && typeof inner === 'object' ? (inner as Record<string, unknown>)[tail] : undefined;
+  return inner !== null && typeof inner === 'object' ? getPath(inner as Record<string, unknown>, tail) : undefined;
 }
 
 /** A copy of `obj` with `key` set; `undefined` removes it (and an emptied nested object, except reward_aggregation.method). */
 export function setPath(obj: Record<string, unknown>, key: string, value: unknown): Record<string, unknown> {
-  const [head, tail] = key.split('.', 2);
+  const [head, tail] = splitKey(key);
   const out = { ...obj };
   if (tail === undefined) {
     if (value === undefined) delete out[head];
     else out[head] = value;
     return out;
   }
-  const inner = { ...((out[head] as Record<string, unknown> | undefined) ?? {}) };
-  if (value === undefined) delete inner[tail];
-  else inner[tail] = value;
+  const inner = setPath((out[head] as Record<string, unknown> | undefined) ?? {}, tail, value);
   if (Object.keys(inner).length === 0) delete out[head];
   else out[head] = head === 'reward_aggregation' && inner.method === undefined ? { method: GRPO_DEFAULTS.reward_aggregation.method, ...inner } : inner;
   return out;

@@ -288,7 +288,9 @@ describe('the memory plan', () => {
 
 describe('the distillation options', () => {
   it('default to off, with TRL GKDConfig\'s beta and temperature', () => {
-    expect(parseGrpoConfig({}).distillation).toEqual({ teacher: 'off', teacher_model: null, teacher_weights: 'frozen', mode: 'mixed', weight: 1, beta: 0.5, temperature: 0.9, top_k: null });
+    expect(parseGrpoConfig({}).distillation).toMatchObject({ teacher: 'off', teacher_model: null, teacher_weights: 'frozen', mode: 'mixed', weight: 1, beta: 0.5, temperature: 0.9, top_k: null });
+    // The training modes (schedule.ts, selection.ts, ema.ts): on-policy, no schedule, no selection of their own.
+    expect(parseGrpoConfig({}).distillation).toMatchObject({ lmbda: 1, schedule: { kind: 'none' }, top_entropy_quantile: null, mask_special_tokens: false, ema_decay: 0.99 });
     expect(distillationOnly(parseGrpoConfig({ distillation: { teacher: 'self_rubric', mode: 'pure' } }))).toBe(true);
     expect(distillationOnly(parseGrpoConfig({ distillation: { mode: 'pure' } }))).toBe(false);
   });
@@ -354,7 +356,7 @@ describe('the step\'s distillation data in exports, charts and the token heatmap
     const charts = buildCharts([storeMetrics(0), withDistillation(1)], [], 0);
     const i = charts.findIndex((c) => c.id === 'distillation');
     expect(charts[i - 1].id).toBe('reward');
-    expect(charts[i].ys).toEqual([[null, 0.3], [null, 0.5]]);
+    expect(charts[i].ys).toEqual([[null, 0.3], [null, 0.5], [null, 10 / 12]]);
     expect(charts[i].note).toContain('10 of 12');
     // Pure distillation (no judge_failures: nothing judged) has no reward by design, not a judge failure.
     const pure = { ...withDistillation(2), judge_failures: undefined, rewards: { ...storeMetrics(2).rewards, reward: null, reward_std: null } };

@@ -27,6 +27,7 @@ function everyChart() {
     unexplored_criteria: 1,
     suppressed_criteria: 0,
     distillation: { divergence: 0.3, top1_agreement: 0.5, retained_tokens: 10, completion_tokens: 12, loss: 0.25 },
+    schedule: { phase: 'sft', on_policy: false, sft_kept: 3 },
     kl: 0.01,
     entropy: 2,
     clip_ratio_low: 0.01,
@@ -66,7 +67,7 @@ describe('the glossary', () => {
 
   it('explains every chart title and legend label', () => {
     const charts = everyChart();
-    expect(charts.map((c) => c.id)).toEqual(expect.arrayContaining(['reward', 'strict', 'clip', 'dynamic-sampling', 'scaffold', 'criteria-diagnostics', 'distillation']));
+    expect(charts.map((c) => c.id)).toEqual(expect.arrayContaining(['reward', 'strict', 'clip', 'dynamic-sampling', 'scaffold', 'criteria-diagnostics', 'distillation', 'schedule']));
     for (const chart of charts) {
       expect(glossaryEntry(chart.title), `chart title "${chart.title}"`).toBeDefined();
       for (const line of chart.lines) {
