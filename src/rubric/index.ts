@@ -82,3 +82,4 @@ export { measureRubric, pearson, correlationAwareWeights, criterionCorrelation, 
 export { fitIrt, irtVerdicts, irtAbility, itemInformation, informativeCriteria, type IrtFit, type IrtItem, type Verdict } from './irt';
 export { newIrtState, irtOnlineUpdate, irtExpectedCounts, irtEap, irtRewardOf, normalCdf, irtRubricUpdate, irtRubricRewards, irtStateItems, type IrtOnlineState } from './irtOnline';
 export { judgeAdaptively, judgedCriteria, nextCriterion, type AdaptiveJudging } from './irtSelect';
+export { probeSetSchema, type ProbeSet, type StoredProbe } from './probeSet';

@@ -12,7 +12,8 @@
 //                           seen) and Spearman's ρ of length vs score (Pearson on average ranks)
 //   judge load              per step: model-judge requests (judge_question verdicts, the
 //                           vacuous-credit probe's re-judgements), seconds, requests per second
-// Position bias needs a pairwise judging mode, which the page does not have: not measured.
+//   position bias           the pairwise mode's comparisons (src/rubric/pairwise.ts), both orders
+//                           of every pair: how often the first slot wins, and a per-group histogram
 // Unscored verdicts (null) are left out of every rate, and counted.
 import { DEFAULT_PASS_THRESHOLD } from './aggregate';
 import type { CriterionResult } from './judge';
@@ -243,4 +244,60 @@ export function judgeLoad(
     if (listed > 0) calls++;
   }
   return { step, model_requests: requests, judge_seconds: judgeSeconds, requests_per_second: judgeSeconds > 0 ? requests / judgeSeconds : null, judge_calls: calls };
+}
+
+// ---- position bias (the pairwise mode, src/rubric/pairwise.ts) ----
+//
+// Over ordered comparisons (every pair of a group asked in both orders):
+//   first_win_rate = first wins / comparisons
+//   index          = (first wins − second wins) / comparisons, in [−1, 1]
+// An order-free judge gives index 0 (a pair's two orders cancel). A judge that hands the first
+// slot the win with chance s gives s in expectation, on every pair: a pair with a better side
+// wins first once for sure (better side first) and once with chance s, else second: (1 + s − (1 − s)) / 2
+// = s; a tied pair gives first with chance s in each order, else a tie: s. A second-slot bias gives −s.
+// The histogram counts groups by their own index in five bins over [−1, 1] (the middle one holds 0).
+
+export interface PositionBias {
+  criterion_id: string;
+  /** Ordered comparisons. */
+  n: number;
+  first_wins: number;
+  second_wins: number;
+  ties: number;
+  first_win_rate: number | null;
+  index: number | null;
+  /** Groups by their index; `min` inclusive, `max` exclusive except the last bin's. */
+  histogram: { min: number; max: number; groups: number }[];
+}
+
+export const POSITION_BINS = 5;
+
+/** Per criterion (first-seen order), the position bias of pairwise comparisons. */
+export function positionBias(comparisons: readonly { criterion_id: string; group: string; winner: 'first' | 'second' | 'tie' }[]): PositionBias[] {
+  const by = new Map<string, Map<string, { first: number; second: number; ties: number }>>();
+  for (const c of comparisons) {
+    let groups = by.get(c.criterion_id);
+    if (!groups) by.set(c.criterion_id, (groups = new Map()));
+    let g = groups.get(c.group);
+    if (!g) groups.set(c.group, (g = { first: 0, second: 0, ties: 0 }));
+    if (c.winner === 'first') g.first++;
+    else if (c.winner === 'second') g.second++;
+    else g.ties++;
+  }
+  const width = 2 / POSITION_BINS;
+  return [...by.entries()].map(([criterion_id, groups]) => {
+    const histogram = Array.from({ length: POSITION_BINS }, (_, k) => ({ min: -1 + k * width, max: -1 + (k + 1) * width, groups: 0 }));
+    let first = 0;
+    let second = 0;
+    let ties = 0;
+    for (const g of groups.values()) {
+      first += g.first;
+      second += g.second;
+      ties += g.ties;
+      const index = (g.first - g.second) / (g.first + g.second + g.ties);
+      histogram[Math.min(POSITION_BINS - 1, Math.floor((index + 1) / width + 1e-9))].groups++;
+    }
+    const n = first + second + ties;
+    return { criterion_id, n, first_wins: first, second_wins: second, ties, first_win_rate: n ? first / n : null, index: n ? (first - second) / n : null, histogram };
+  });
 }

@@ -10,7 +10,7 @@ import { judgeChoiceSchema, type JudgeChoice } from '../rl/judgeChoice';
 import { judgeBiasSchema, type JudgeBiasChoice } from '../rl/judgeBias';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { Rubric } from '../rubric';
-import type { ProbeSet } from '../rubric/probeSet';
+import type { ProbeSet } from '../rubric';
 import { DEFAULT_PASS_THRESHOLD } from '../rubric/aggregate';
 import { rubricVersion } from '../rubric/version';
 import { openDatabase } from './database';

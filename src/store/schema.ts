@@ -8,7 +8,7 @@ import type { JudgeChoice } from '../rl/judgeChoice';
 import type { JudgeBiasChoice } from '../rl/judgeBias';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { Rubric } from '../rubric';
-import type { ProbeSet } from '../rubric/probeSet';
+import type { ProbeSet } from '../rubric';
 
 export const DB_NAME = 'rubric-playground';
 /** The schema version this code writes; migrations.ts upgrades every older one to it. */
