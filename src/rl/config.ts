@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { AGGREGATIONS } from '../rubric';
 import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { ROLLOUT_AGGREGATION_NAMES } from '../rubric/aggregations';
+import { MAX_TEACHER_RESPONSES, teacherResponseSchema } from './distill/teacherResponses';
 import { distillModeIssues } from './distill/schedule';
 import { RUBRIC_EVOLUTION_STRATEGIES } from '../rubric/evolve';
 
@@ -16,9 +17,10 @@ export const distillationSchema = z
   .object({
     /**
      * off; self_rubric: the same weights with the rubric in the prompt teach the rubric-free student (RGSD / OPSD); model: another model (teacher_model) with the student's tokenizer;
-     * criterion_injection (CriPO): the same weights told the criteria no rollout of a group met teach that group's rollouts (forward KL, mode mixed).
+     * criterion_injection (CriPO): the same weights told the criteria no rollout of a group met teach that group's rollouts (forward KL, mode mixed);
+     * black_box (ROPD): a teacher's text answers only (teacher_responses or teacher_endpoint), no logits: a rubric induced from teacher-vs-student contrasts by the judge model scores the student (mode mixed).
      */
-    teacher: z.enum(['off', 'self_rubric', 'model', 'criterion_injection']).default('off'),
+    teacher: z.enum(['off', 'self_rubric', 'model', 'criterion_injection', 'black_box']).default('off'),
     /** The model teacher's id, as an experiment names its model (embedded, Hub or local); inference passes only. */
     teacher_model: z.string().min(1).max(500).nullable().default(null),
     /** self_rubric's and criterion_injection's weights: frozen = the starting model (the KL reference's weights), live = the policy being trained, ema = an exponential moving average of the policy (A117; ema_decay). */
@@ -54,6 +56,17 @@ export const distillationSchema = z
     temperature: z.number().gt(0).max(10).default(0.9),
     /** Divergence on the teacher's top K tokens only, both distributions renormalised there (null = the whole vocabulary). */
     top_k: z.number().int().min(1).nullable().default(null),
+    /** black_box: the teacher's stored responses (a JSON/JSONL file read by src/rl/distill/teacherResponses.ts), carried with the run; null = ask teacher_endpoint. */
+    teacher_responses: z.array(teacherResponseSchema).min(1).max(MAX_TEACHER_RESPONSES).nullable().default(null),
+    /** black_box: an OpenAI-compatible endpoint asked once per prompt. Never a key: the page keeps it, bound to the endpoint's site. */
+    teacher_endpoint: z
+      .strictObject({ url: z.string().max(2000).regex(/^https?:\/\/[^\s]+$/, 'must be an http(s) URL'), model: z.string().min(1).max(200) })
+      .nullable()
+      .default(null),
+    /** black_box: induce the rubric again every this many steps (null = once, after a run's first step). */
+    induce_every: z.number().int().min(1).max(100000).nullable().default(null),
+    /** black_box: criteria the judge model may induce per prompt (src/rubric/induce.ts). */
+    induce_max_criteria: z.number().int().min(1).max(20).default(6),
   })
   .strict()
   .default({
@@ -70,6 +83,10 @@ export const distillationSchema = z
     top_k: null,
     top_entropy_quantile: null,
     mask_special_tokens: false,
+    teacher_responses: null,
+    teacher_endpoint: null,
+    induce_every: null,
+    induce_max_criteria: 6,
   });
 
 export const grpoConfigSchema = z
@@ -427,7 +444,7 @@ function guidedRolloutIssues(c: {
 
 /** Pure distillation trains on no reward: the options that only act through rewards or advantages are refused, with the reason. */
 function distillationIssues(c: {
-  distillation: { teacher: string; teacher_model: string | null; mode: string };
+  distillation: { teacher: string; teacher_model: string | null; mode: string; teacher_responses: unknown[] | null; teacher_endpoint: unknown };
   dynamic_sampling: boolean;
   herl_fraction: number;
   guidance_on_demand: boolean;
@@ -439,8 +456,11 @@ function distillationIssues(c: {
   if (c.distillation.teacher === 'model' && c.distillation.teacher_model === null) {
     return [{ path: ['distillation', 'teacher_model'], message: 'the "model" teacher needs a model id (as the experiment names its model): which model teaches' }];
   }
-  if (c.distillation.teacher === 'criterion_injection' && c.distillation.mode === 'pure') {
-    const why = 'it distils only where the judged verdicts show a criterion no rollout of a group met';
+  if (c.distillation.teacher === 'black_box' && (c.distillation.teacher_responses === null) === (c.distillation.teacher_endpoint === null)) {
+    return [{ path: ['distillation', 'teacher_responses'], message: 'the black_box teacher needs exactly one source of answers: teacher_responses (a stored file) or teacher_endpoint (a remote model)' }];
+  }
+  if ((c.distillation.teacher === 'criterion_injection' || c.distillation.teacher === 'black_box') && c.distillation.mode === 'pure') {
+    const why = c.distillation.teacher === 'black_box' ? 'it teaches through the rubric it induces, which the judge scores' : 'it distils only where the judged verdicts show a criterion no rollout of a group met';
     return [{ path: ['distillation', 'mode'], message: `the ${c.distillation.teacher} teacher needs the judge (${why}): use distillation mode "mixed"` }];
   }
   if (c.distillation.teacher === 'off' || c.distillation.mode !== 'pure') return [];

@@ -20,6 +20,7 @@ import { referenceDrifted } from './refSync';
 import { resumedIrtState } from './irtResume';
 import { judgeGenerator, resumedEvolvedRubric } from './rubricEvolution';
 import { needsFrozenTeacher } from './distill/teacher';
+import { blackBoxState } from './distill/blackBox';
 import { tokenizerMismatch } from './distill/tokenizerCheck';
 import { needsEmaTeacher } from './distill/ema';
 
@@ -35,6 +36,8 @@ export interface ContextOptions {
    * string is for callers that read the key for this very experiment (CLI scripts, tests).
    */
   judgeApiKey?: string | OriginBoundKey;
+  /** The black-box teacher endpoint's key, bound to its site (default: the judge's key when that one is bound; it reaches only its own site). */
+  teacherApiKey?: OriginBoundKey;
   /** Fetches another model's files for a 'model' judge (default: by the model registry's URL). */
   fetchModel?: (modelId: string) => Promise<ModelFiles>;
   /** Runs a 'model' judge elsewhere (the trainer worker: in a judge worker); default: loaded on `rt`. */
@@ -147,6 +150,8 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       rubricGenerator: judgeGenerator(judge),
       irt: irt.state,
       irtResumeNote: irt.note,
+      // The black-box teacher induces its criteria onto the experiment's rubric (src/rl/distill/blackBox.ts).
+      blackBox: blackBoxState(config, { rubric, version }, options.teacherApiKey ?? (typeof options.judgeApiKey === 'object' ? options.judgeApiKey : undefined)),
       heldOut: heldOutRubric ? { rubric: heldOutRubric, version: await rubricVersion(heldOutRubric) } : null,
       // Evidence-required credit wraps the trained rubric's judge; the held-out (gold) rubric is judged by the bare judge.
       // The judge design (judge_verdict, judge_scope) travels with every request, to a judge worker too.

@@ -44,6 +44,7 @@ import { updateEmaTeacher } from './distill/ema';
 import { runUpdate, type UpdateResult } from './update';
 import { optimizerStepMetrics, updateScalarMetrics, type OptimizerStepMetrics, type UpdateScalarMetrics } from './generationSlices';
 import type { ProgressHook } from './progress';
+import type { BlackBoxState, TeacherRubricEvent } from './distill/blackBox';
 
 export type Stage = 'sampled' | 'judged' | 'advantages' | 'updated';
 export const STAGES: readonly Stage[] = ['sampled', 'judged', 'advantages', 'updated'];
@@ -78,6 +79,8 @@ export interface GrpoContext {
   evolution?: EvolutionHistory | null;
   /** rubric_evolution rare / online_rubrics: the model that proposes criteria (a remote judge's text endpoint); absent = none. */
   rubricGenerator?: Complete | null;
+  /** The black-box distillation teacher (distillation.teacher "black_box"; src/rl/distill/blackBox.ts): its answers and the rubric its inductions append to. */
+  blackBox?: BlackBoxState | null;
   config: GrpoConfig;
   /** Frees the judge's own GPU weights (self and model judges). */
   releaseJudge?: () => void;
@@ -155,6 +158,8 @@ export interface StepMetrics extends UpdateScalarMetrics {
   evidence?: EvidenceMetrics;
   /** irt_ability: the item table after the step's update, a and b per criterion id (src/rubric/irtState.ts); absent otherwise. */
   irt?: IrtMetrics;
+  /** The black-box teacher's rubric induction after this step (src/rl/distill/blackBox.ts): the new version and its provenance, or why it failed; absent when none was due. */
+  teacher_rubric?: TeacherRubricEvent;
   /** rubric_evolution on: the rubric version this step was judged with, and the decision taken after it (src/rl/rubricEvolution.ts); absent otherwise. */
   rubric_version?: string;
   rubric_evolution?: RubricEvolutionEvent;

@@ -78,9 +78,10 @@ export function planMemory(
     guided: guidedPrompt === null ? null : { sequences: guidedRowsBound(config), promptTokens: bound(guidedPrompt) },
     rescoredSequences: config.scaffold_fraction > 0 && config.temperature > 0 ? groups * scaffoldSlots(config) : 0,
     cortPromptTokens: config.cort_credit ? cortTokens(rubricConditionedPrompt(longest, criteria), byte, room) : null,
-    // The self_rubric teacher's prompt carries the rubric (src/rl/distill/teacher.ts refuses one past the context).
+    // The self_rubric teacher's prompt carries the rubric (src/rl/distill/teacher.ts refuses one past the
+    // context; criterion_injection's carries at most all of it). The black_box teacher runs no pass here.
     distillation:
-      config.distillation.teacher === 'off'
+      config.distillation.teacher === 'off' || config.distillation.teacher === 'black_box'
         ? null
         : config.distillation.teacher === 'model'
           ? { teacherPromptTokens: promptTokens, frozen: false, teacher: teacherHfConfig ? configFromHf(teacherHfConfig) : null }

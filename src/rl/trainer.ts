@@ -10,6 +10,7 @@ import { grpoStep, type GrpoContext, type RolloutRecord, type Stage, type StepMe
 import { unscorableMessage } from './judgeFailures';
 import { promptsForStep, replacementPrompts } from './promptSampler';
 import { ProgressThrottle, type WorkStage } from './progress';
+import { induceAfterStep } from './distill/blackBox';
 
 export type TrainerStatus = 'idle' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
 
@@ -165,6 +166,8 @@ export class GrpoTrainer {
         }).finally(() => throttle.clear());
         // rubric_evolution: the decision after this step (src/rl/rubricEvolution.ts); an accepted version judges from the next step.
         await evolveAfterStep(this.ctx, step, result, this.abort.signal);
+        // The black-box teacher (src/rl/distill/blackBox.ts): a rubric induced from its answers against this step's samples judges from the next step.
+        await induceAfterStep(this.ctx, step, result, this.abort.signal);
         if (result.metrics.skipped) {
           const message = skippedMessage(step, result.metrics);
           this.emit({ type: 'error', step, message });

@@ -40,7 +40,7 @@ export function neutraliseFormula(text: string): string {
 
 // The scalar fields, listed as typed records so a new metric field is a compile error here until
 // it has a column.
-const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'distillation' | 'schedule' | 'irt' | 'rubric_version' | 'rubric_evolution'>]: true } = {
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'distillation' | 'schedule' | 'irt' | 'rubric_version' | 'rubric_evolution' | 'teacher_rubric'>]: true } = {
   frac_reward_zero_std: true,
   loss: true,
   policy_loss: true,
@@ -169,6 +169,10 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
   // On-policy distillation (src/rl/distill/): the first update pass's divergence and agreement.
   if (metrics.some((m) => m.distillation)) {
     columns.push(...DISTILL_FIELDS.map((k) => ({ name: `distill/${k}`, get: (m: StepMetrics) => m.distillation?.[k] ?? null })));
+  }
+  // The black-box teacher's rubric inductions (src/rl/distill/blackBox.ts): the outcome and the new version.
+  if (metrics.some((m) => m.teacher_rubric)) {
+    columns.push({ name: 'teacher_rubric/outcome', get: (m: StepMetrics) => m.teacher_rubric?.outcome ?? null }, { name: 'teacher_rubric/version', get: (m: StepMetrics) => m.teacher_rubric?.version ?? null });
   }
   // Distillation's training modes (src/rl/distill/schedule.ts): each step's phase, on-policy or teacher-sampled, RuFT's kept rollouts.
   if (metrics.some((m) => m.schedule)) {

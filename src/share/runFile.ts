@@ -239,6 +239,27 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       by_criterion: z.record(z.string().max(200), z.strictObject({ a: num, b: num.nullable() })),
     })
     .optional(),
+  // The black-box teacher's rubric induction (src/rl/distill/blackBox.ts): the new version, its provenance (no key), the rubric.
+  teacher_rubric: z
+    .strictObject({
+      step: count,
+      outcome: z.enum(['induced', 'failed']),
+      version: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+      provenance: z
+        .strictObject({
+          kind: z.literal('teacher_contrast'),
+          teacher: z.string().max(2000),
+          judge: z.string().max(2000),
+          base_version: z.string().regex(/^[0-9a-f]{64}$/),
+          prompts: z.array(z.string().max(100_000)).max(10_000),
+          criteria: z.array(z.string().max(200)).max(1000),
+          step: count.nullable(),
+        })
+        .nullable(),
+      error: z.string().max(20_000).optional(),
+      rubric: z.custom<Rubric>(isRubric, 'is not a valid rubric').transform((v) => parseRubric(v)).optional(),
+    })
+    .optional(),
 });
 
 const criterionResultSchema = z.union([

@@ -450,6 +450,24 @@ function distillationLines(c: GrpoConfig, unsupported: (text: string) => Line): 
       ...modes,
     ];
   }
+  if (d.teacher === 'black_box') {
+    // ROPD has no logits to distil: its effect is the rubric it induced, which only the run holds.
+    const source = d.teacher_endpoint ? `the endpoint model ${JSON.stringify(d.teacher_endpoint.model)}` : `${d.teacher_responses?.length ?? 0} stored responses`;
+    return [
+      unsupported(
+        `distillation teacher "black_box" (${source}; induced ${d.induce_every === null ? 'once, after the first step' : `every ${d.induce_every} steps`}, at most ${d.induce_max_criteria} criteria per prompt): TRL has no rubric induction from teacher-vs-student contrasts, and rubric_reward.py holds the experiment's rubric, not the induced version; to train on it, export the run's induced rubric version from the page and use it as the rubric; not applied`,
+      ),
+      ...modes,
+    ];
+  }
+  if (d.teacher === 'criterion_injection') {
+    return [
+      unsupported(
+        `distillation teacher "criterion_injection" (${d.teacher_weights} weights, weight ${d.weight}): each step, the rollouts of a group that met none of a criterion were distilled with forward KL toward the same model told that criterion (CriPO); GRPOTrainer has no distillation term, and GKDTrainer no per-group privileged prompt; not applied`,
+      ),
+      ...modes,
+    ];
+  }
   const what = `distillation teacher "${d.teacher}" (${d.teacher_weights} weights, the rubric's criteria in its prompt), mode "${d.mode}", weight ${d.weight}`;
   const gkd = `GKDConfig(lmbda=${lmbda}, beta=${d.beta}, temperature=${d.temperature}, max_new_tokens=${c.max_completion_length})`;
   return [

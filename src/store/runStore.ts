@@ -10,6 +10,7 @@ import { judgeChoiceSchema, type JudgeChoice } from '../rl/judgeChoice';
 import { judgeBiasSchema, type JudgeBiasChoice } from '../rl/judgeBias';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { Rubric } from '../rubric';
+import type { InductionProvenance } from '../rubric/induce';
 import type { ProbeSet } from '../rubric';
 import { DEFAULT_PASS_THRESHOLD } from '../rubric/aggregate';
 import { rubricVersion } from '../rubric/version';
@@ -166,11 +167,11 @@ export class RunStore {
 
   // ---------------------------------------------------------------- rubrics and prompt sets
 
-  /** Stores a parsed rubric under its content version (idempotent) and returns the version. */
-  async saveRubric(rubric: Rubric): Promise<string> {
+  /** Stores a parsed rubric under its content version (idempotent) and returns the version; an induced one keeps its provenance. */
+  async saveRubric(rubric: Rubric, provenance?: InductionProvenance): Promise<string> {
     const version = await rubricVersion(rubric);
     await this.write(['rubrics'], `saving rubric "${rubric.name}"`, async (tx) => {
-      await this.putRubric(tx.objectStore('rubrics'), rubric, version);
+      await this.putRubric(tx.objectStore('rubrics'), rubric, version, provenance);
     });
     return version;
   }
@@ -656,10 +657,10 @@ export class RunStore {
     });
   }
 
-  private async putRubric(store: ReturnType<WriteTx<'rubrics'>['objectStore']>, rubric: Rubric, version: string): Promise<void> {
+  private async putRubric(store: ReturnType<WriteTx<'rubrics'>['objectStore']>, rubric: Rubric, version: string, provenance?: InductionProvenance): Promise<void> {
     // Content-addressed: an existing version is the same rubric, so it is left as it was.
     if ((await store.getKey(version)) !== undefined) return;
-    await store.put({ version, name: rubric.name, rubric, created: this.now() });
+    await store.put({ version, name: rubric.name, rubric, created: this.now(), ...(provenance ? { provenance } : {}) });
   }
 
   private putCheckpoint(store: CheckpointWrites, track: Track, run: RunRecord, step: number, files: CheckpointFiles, keep: number): void {

@@ -8,6 +8,7 @@ import type { JudgeChoice } from '../rl/judgeChoice';
 import type { JudgeBiasChoice } from '../rl/judgeBias';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { Rubric } from '../rubric';
+import type { InductionProvenance } from '../rubric/induce';
 import type { ProbeSet } from '../rubric';
 
 export const DB_NAME = 'rubric-playground';
@@ -73,6 +74,8 @@ export interface RubricRecord {
   created: number;
   /** Human labels of rollouts judged with this version (src/rubric/labels.ts); absent: none yet. */
   labels?: RubricLabels;
+  /** Where an induced version came from (the black-box teacher's contrasts, src/rubric/induce.ts); absent: written or generated in the page. */
+  provenance?: InductionProvenance;
   /** The probe judge last trained from these labels (src/rubric/probeSet.ts); absent: none. */
   probe?: ProbeSet;
 }

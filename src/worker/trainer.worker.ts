@@ -349,6 +349,9 @@ const api = {
       sink: {
         commitStep: async (step, metrics, rollouts, checkpoint) => {
           await runStore.commitStep(id, step, metrics, rollouts, checkpoint);
+          // The black-box teacher's induced version is stored with its provenance (src/rl/distill/blackBox.ts).
+          const induced = metrics.teacher_rubric;
+          if (induced?.rubric && induced.provenance) await runStore.saveRubric(induced.rubric, induced.provenance);
           // rubric_evolution: an accepted version is stored with the rubrics, as the run's starting one is (its lineage is in the step's metrics).
           const evolved = metrics.rubric_evolution?.rubric;
           if (evolved) await runStore.saveRubric(evolved);

@@ -10,6 +10,7 @@
 //   student's tokenizer (tokenizerCheck.ts, checked before loading), on the student's own prompt.
 // - criterion_injection (CriPO, seed 000 #24; injection.ts): the same weights told only the
 //   criteria no rollout of a group met teach that group's rollouts, forward KL; other rows get no term.
+// The black_box teacher (ROPD; blackBox.ts) has no logits: it teaches through the rubric it induces.
 import type { TokenBatch, Transformer } from '../../model/transformer';
 import type { Criterion } from '../../rubric';
 import type { GrpoConfig } from '../config';
@@ -22,7 +23,7 @@ export type DistillationConfig = GrpoConfig['distillation'];
 
 export interface DistillTeacher {
   /** The config's teacher and weights, for messages and metrics. */
-  kind: Exclude<DistillationConfig['teacher'], 'off'>;
+  kind: Exclude<DistillationConfig['teacher'], 'off' | 'black_box'>;
   weights: DistillationConfig['teacher_weights'];
   /** Inference passes only. */
   model: Transformer;
@@ -71,7 +72,8 @@ export function needsFrozenTeacher(config: Pick<GrpoConfig, 'distillation'>): bo
  */
 export function distillTeacher(src: TeacherSource, prompts: readonly string[], completions: readonly (readonly number[])[]): DistillTeacher | null {
   const options = src.config.distillation;
-  if (options.teacher === 'off') return null;
+  // The black-box teacher has no logits: it acted through the rubric it induced (blackBox.ts).
+  if (options.teacher === 'off' || options.teacher === 'black_box') return null;
   let model: Transformer | null;
   let ids: number[][];
   let injected: ReturnType<typeof injectionSelection> | null = null;

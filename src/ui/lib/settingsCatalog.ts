@@ -450,9 +450,9 @@ export const SETTING_GROUPS: OptionGroup[] = [
       {
         key: 'distillation.teacher',
         kind: 'enum',
-        values: ['off', 'self_rubric'],
+        values: ['off', 'self_rubric', 'criterion_injection'],
         trl: null,
-        help: 'self_rubric (RGSD, OPSD): the same model with the rubric\'s criteria added to its prompt is the teacher of the model without them, so the rubric is learned without a judge. off = plain GRPO.',
+        help: 'self_rubric (RGSD, OPSD): the same model with the rubric\'s criteria added to its prompt is the teacher of the model without them, so the rubric is learned without a judge. criterion_injection (CriPO): only where no answer of a group met a criterion, the same model told that criterion teaches that group\'s answers (forward KL; needs the judge, mode mixed). off = plain GRPO.',
       },
       {
         key: 'distillation.teacher_weights',
