@@ -117,3 +117,24 @@ describe('on-policy distillation with the self_rubric teacher', () => {
     expect(r.maxGrad).toBeLessThan(1e-4);
   });
 });
+
+describe('distillation training modes (lmbda, EMA teacher, token selection)', () => {
+  it('lmbda 0 trains on the EMA teacher\'s own draw; its entropy selection keeps part of the tokens; the EMA weights follow the policy', async () => {
+    const r = await harness.runModule(CASES, 'trainingModes', {});
+    // The step says who sampled; its batch is exactly the EMA teacher's draw from its privileged prompt.
+    expect(r.schedule).toEqual({ phase: null, on_policy: false, sft_kept: null });
+    expect(r.teacherDraw).toBe(true);
+    const d = r.distillation;
+    const tokens = (r.completions as number[][]).reduce((s, c) => s + c.length, 0);
+    expect(d.completion_tokens).toBe(tokens);
+    // The top half by the student's entropy (ties at the median kept): some tokens, not all.
+    expect(d.retained_tokens).toBeGreaterThan(0);
+    expect(d.retained_tokens).toBeLessThan(tokens);
+    expect(Number.isFinite(d.divergence) && d.divergence >= 0).toBe(true);
+    expect(r.gradNorm).toBeGreaterThan(0);
+    // teacher ← 0.5 · teacher + 0.5 · policy after the applied step, a separate copy that moved.
+    expect(r.emaSeparate).toBe(true);
+    expect(r.emaMoved).toBeGreaterThan(1e-6);
+    expect(r.emaError).toBeLessThan(1e-6);
+  });
+});

@@ -14,6 +14,8 @@ import { fetchModelFiles } from '../../../src/model/load';
 import { buildGrpoContext, releaseGrpoContext } from '../../../src/rl/context';
 import { distillMetrics, distillTeacher, distillTokenWeights, needsFrozenTeacher, recordDistillTerm } from '../../../src/rl/distill';
 import { grpoStep, type GrpoContext } from '../../../src/rl/grpoStep';
+import { privilegedPrompt } from '../../../src/rl/distill/teacher';
+import { generate } from '../../../src/model/generate';
 import { buildRolloutBatch } from '../../../src/rl/rolloutBatch';
 
 const tok = new ByteTokenizer();
@@ -203,5 +205,62 @@ export async function criterionInjection(rt: GpuRuntime) {
   return {
     metrics: result.metrics.distillation,
     rollouts: result.rollouts.map((x) => ({ prompt: x.prompt, unexplored: x.unexplored_criteria ?? [], length: x.completion_ids.length, token_divergence: x.token_divergence })),
+  };
+}
+
+/**
+ * Distillation's training modes on the fixture model, one step through buildGrpoContext: the EMA
+ * self_rubric teacher (loaded by the context), lmbda 0 (the teacher samples the batch from its
+ * privileged prompt with the student's sampler), its own entropy selection (top half) and the
+ * special tokens masked out of a top-4 support. Returns what the page must show and whether the
+ * batch is exactly the EMA teacher's own draw, and the EMA weights after the step against the
+ * float64 formula decay · before + (1 − decay) · policy.
+ */
+export async function trainingModes(rt: GpuRuntime) {
+  const decay = 0.5;
+  const experiment = {
+    model: FIXTURE,
+    prompts: ['Say hi.', 'Be kind.'],
+    rubric: { name: 'a', criteria: [{ id: 'has_a', text: 'Has a', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['a'] } }] },
+    config: {
+      num_generations: 2,
+      generation_batch_size: 4,
+      max_completion_length: 4,
+      learning_rate: 0.05,
+      seed: 3,
+      distillation: { teacher: 'self_rubric', teacher_weights: 'ema', ema_decay: decay, lmbda: 0, mode: 'pure', top_k: 4, mask_special_tokens: true, top_entropy_quantile: 0.5 },
+    },
+  };
+  const ctx = await buildGrpoContext(rt, experiment, await fetchModelFiles(FIXTURE));
+  const ema = ctx.emaTeacher!;
+  const cfg = ctx.config;
+  // The EMA teacher's own draw from its privileged prompts, as the step should make it (row r from (seed, step 0, r)).
+  const ids = experiment.prompts.flatMap((p) => Array.from({ length: cfg.num_generations }, () => ctx.formatPrompt(privilegedPrompt(p, ctx.rubric.criteria))));
+  const sampler = { max_completion_length: cfg.max_completion_length, temperature: cfg.temperature, top_k: cfg.top_k, top_p: cfg.top_p, repetition_penalty: cfg.repetition_penalty, min_p: cfg.min_p, seed: cfg.seed >>> 0 };
+  const own = await generate(ema, ids, sampler, { eosTokenId: ctx.tokenizer.eosTokenId });
+  const before = await ema.params.read('value');
+  const result = await grpoStep(ctx, 0, experiment.prompts);
+  const policy = await ctx.model.params.read('value');
+  const after = await ema.params.read('value');
+  let emaError = 0;
+  let emaMoved = 0;
+  for (const [name, t] of after) {
+    const b = before.get(name)!.data;
+    const p = policy.get(name)!.data;
+    t.data.forEach((x, i) => {
+      emaError = Math.max(emaError, Math.abs(x - (decay * b[i] + (1 - decay) * p[i])));
+      emaMoved = Math.max(emaMoved, Math.abs(x - b[i]));
+    });
+  }
+  releaseGrpoContext(ctx);
+  return {
+    schedule: result.metrics.schedule,
+    distillation: result.metrics.distillation,
+    gradNorm: result.metrics.grad_norm,
+    teacherDraw: result.rollouts.map((x) => x.completion_ids).every((c, i) => c.length === own.completions[i].length && c.every((id, j) => id === own.completions[i][j])),
+    completions: result.rollouts.map((x) => x.completion_ids),
+    emaError,
+    emaMoved,
+    emaSeparate: ema !== ctx.model && ema.params !== ctx.model.params,
   };
 }
