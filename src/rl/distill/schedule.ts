@@ -86,6 +86,8 @@ export function distillModeIssues(c: Pick<GrpoConfig, 'distillation' | 'max_step
   const s = d.schedule;
   if (s.kind === 'distill_then_rl') {
     if (d.teacher === 'off') issues.push({ path: at('schedule'), message: 'distill_then_rl needs a teacher: set distillation.teacher, or the schedule to "none"' });
+    // Its distill phase is pure distillation, which criterion_injection and black_box cannot do (they need the judged rollouts).
+    else if (d.teacher !== 'self_rubric' && d.teacher !== 'model') issues.push({ path: at('schedule'), message: `distill_then_rl starts with pure distillation, which the ${d.teacher} teacher cannot do (it needs judged rollouts): use the self_rubric or model teacher` });
     if (s.distill_steps >= c.max_steps) issues.push({ path: at('schedule', 'distill_steps'), message: `must be less than max_steps (${c.max_steps}), or the run never reaches its GRPO phase` });
   }
   if (s.kind === 'ruft') {

@@ -88,6 +88,7 @@ describe('the schedules: which phase a step is in', () => {
   it('refuses schedules that never reach GRPO or have nothing to distil', () => {
     expect(() => parseGrpoConfig({ max_steps: 5, distillation: { schedule: { kind: 'distill_then_rl', distill_steps: 2 } } })).toThrow(/distill_then_rl needs a teacher/);
     expect(() => distill({ schedule: { kind: 'distill_then_rl', distill_steps: 20 } })).toThrow(/must be less than max_steps \(20\)/);
+    expect(() => parseGrpoConfig({ max_steps: 20, distillation: { teacher: 'criterion_injection', schedule: { kind: 'distill_then_rl', distill_steps: 2 } } })).toThrow(/the criterion_injection teacher cannot do/);
     expect(() => distill({ mode: 'pure', schedule: { kind: 'ruft', sft_steps: 2 } })).toThrow(/with distillation mode "pure" there is no GRPO phase/);
   });
 
