@@ -452,12 +452,17 @@ function distillationIssues(c: {
   cripo_flip: boolean;
   entropy_pivot_quantile: number;
   cort_credit: boolean;
+  rubric_evolution: string;
 }): { path: string[]; message: string }[] {
   if (c.distillation.teacher === 'model' && c.distillation.teacher_model === null) {
     return [{ path: ['distillation', 'teacher_model'], message: 'the "model" teacher needs a model id (as the experiment names its model): which model teaches' }];
   }
   if (c.distillation.teacher === 'black_box' && (c.distillation.teacher_responses === null) === (c.distillation.teacher_endpoint === null)) {
     return [{ path: ['distillation', 'teacher_responses'], message: 'the black_box teacher needs exactly one source of answers: teacher_responses (a stored file) or teacher_endpoint (a remote model)' }];
+  }
+  if (c.distillation.teacher === 'black_box' && c.rubric_evolution !== 'off') {
+    // Both replace the run's rubric after a step: the induction starts from the experiment's rubric and would undo an evolved version.
+    return [{ path: ['rubric_evolution'], message: `cannot be combined with the black_box distillation teacher (both change the run's rubric after a step): use "off", or another teacher` }];
   }
   if ((c.distillation.teacher === 'criterion_injection' || c.distillation.teacher === 'black_box') && c.distillation.mode === 'pure') {
     const why = c.distillation.teacher === 'black_box' ? 'it teaches through the rubric it induces, which the judge scores' : 'it distils only where the judged verdicts show a criterion no rollout of a group met';

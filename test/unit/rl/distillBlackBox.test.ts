@@ -236,6 +236,9 @@ describe('the black_box teacher in a run', () => {
       /distillation\.mode: the black_box teacher needs the judge/,
     );
     expect(() => parseGrpoConfig({ distillation: { teacher: 'black_box', teacher_endpoint: { url: 'ftp://x', model: 'm' } } })).toThrow(/must be an http\(s\) URL/);
+    expect(() => parseGrpoConfig({ rubric_evolution: 'prune', distillation: { teacher: 'black_box', teacher_endpoint: { url: 'https://api.example.com/v1', model: 'm' } } })).toThrow(
+      /rubric_evolution: cannot be combined with the black_box distillation teacher/,
+    );
     const remote = parseGrpoConfig({ distillation: { teacher: 'black_box', teacher_endpoint: { url: 'https://api.example.com/v1', model: 'big-1' }, induce_every: 5 } });
     expect(blackBoxState(remote, { rubric: BASE, version: 'v' })!.teacher.name).toBe('remote:big-1 @ https://api.example.com/v1/chat/completions');
     expect(blackBoxState(parseGrpoConfig({}), { rubric: BASE, version: 'v' })).toBeNull();
