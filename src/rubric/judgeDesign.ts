@@ -35,6 +35,10 @@ export function writesVerdicts(judgeKind: string, verdict: JudgeVerdict): boolea
 
 /** Why this design cannot run with this judge kind (the config field, and a message naming it), or null. */
 export function judgeDesignIssue(design: JudgeDesign, judgeKind: string): { field: 'judge_verdict' | 'judge_scope'; message: string } | null {
+  if (design.verdict === 'generative' && judgeKind === 'probe') {
+    // The probe judge (src/rl/probeJudge.ts) reads a hidden state through its fitted weights: it writes nothing.
+    return { field: 'judge_verdict', message: 'judge_verdict "generative" cannot run on the probe judge: it scores P(yes) from the judge model\'s hidden state through weights fitted to your labels and writes no text. Use judge self or model' };
+  }
   if (design.verdict === 'generative' && (judgeKind === 'rules' || judgeKind === 'zero_shot')) {
     return {
       field: 'judge_verdict',

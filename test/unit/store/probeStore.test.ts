@@ -71,3 +71,12 @@ describe('probe judge data', () => {
     expect(() => parseExperiment({ model: 'm', prompts: ['p'], rubric: RUBRIC, judge: { kind: 'probe', probes: SET.probes } })).toThrow(/judge/);
   });
 });
+
+describe('probe judge design', () => {
+  it('is refused with a generative verdict, a checklist or evidence-required credit, saying why', () => {
+    const probe = { model: 'm', prompts: ['p'], rubric: RUBRIC, judge: { kind: 'probe' } };
+    expect(() => parseExperiment({ ...probe, config: { judge_verdict: 'generative' } })).toThrow(/cannot run on the probe judge/);
+    expect(() => parseExperiment({ ...probe, config: { judge_scope: 'checklist' } })).toThrow(/judge_scope "checklist"/);
+    expect(() => parseExperiment({ ...probe, config: { judge_evidence_required: true } })).toThrow(/the "probe" judge scores P\("yes"\) and writes no quote/);
+  });
+});
