@@ -658,6 +658,8 @@ export async function exportToTrl(experiment: unknown, options: TrlExportOptions
   const spec = await rubricRewardSpec(experiment, options);
   const notes: string[] = final.note ? [final.note] : [];
   // The bias sandbox is a teaching device for reproducing reward hacking: the export trains on the clean rubric.
+  // The probe judge's weights stay in the page (fitted to labels that never leave it).
+  if (e.judge?.kind === 'probe') notes.push('judge "probe" (a linear probe on a judge model\'s hidden states, trained in the page from your labels) is not exported: rubric_reward.py asks its judge endpoint each judge question instead');
   if (e.judge_bias) notes.push(`judge_bias (the page's bias sandbox, ${e.judge_bias.kind} ×${e.judge_bias.strength}) is not exported: the exported reward is the unbiased rubric`);
   const files: Record<string, string> = {};
   files['train_grpo.py'] = trainScript(options.modelId ?? e.model, config, heldOutRubric !== null, notes);

@@ -79,4 +79,11 @@ describe('probe judge design', () => {
     expect(() => parseExperiment({ ...probe, config: { judge_scope: 'checklist' } })).toThrow(/judge_scope "checklist"/);
     expect(() => parseExperiment({ ...probe, config: { judge_evidence_required: true } })).toThrow(/the "probe" judge scores P\("yes"\) and writes no quote/);
   });
+
+  it('the TRL export says the probe is not exported', async () => {
+    const { exportToTrl } = await import('../../../src/share/trlExport');
+    const base = { model: 'embedded/tiny-gpt2-byte', prompts: ['p'], rubric: RUBRIC };
+    expect((await exportToTrl({ ...base, judge: { kind: 'probe' } })).notes.join('\n')).toMatch(/judge "probe" .* is not exported/);
+    expect((await exportToTrl({ ...base, judge: { kind: 'self' } })).notes.join('\n')).not.toMatch(/probe/);
+  });
 });
