@@ -19,7 +19,7 @@ import { generativeModelJudge } from './generativeJudge';
 import { remoteJudge } from '../rubric/judges/remote';
 import type { JudgeChoice } from './judgeChoice';
 import { modelJudge, zeroShotJudge } from './modelJudge';
-import type { ProbeExample } from '../rubric/probeLabels';
+import { examplesByCriterion, type ProbeExample } from '../rubric/probeLabels';
 import type { ProbeSet } from '../rubric/probeSet';
 import { probeJudge, trainProbeSet } from './probeJudge';
 
@@ -130,6 +130,7 @@ export async function buildJudge(rt: GpuRuntime, choice: JudgeChoice, sources: J
     case 'probe': {
       const training = sources.probe;
       if (!training) throw new Error('the probe judge is trained from the labels stored with the rubric version, and none were given to it');
+      examplesByCriterion(training.examples, training.criteria); // too few labels: say so before loading any model
       // Self: the starting policy, frozen (as the self-judge); else another model, loaded frozen here.
       let engine = choice.model === undefined ? sources.startingPolicy : undefined;
       let release = () => {};

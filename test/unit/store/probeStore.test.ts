@@ -87,3 +87,25 @@ describe('probe judge design', () => {
     expect((await exportToTrl({ ...base, judge: { kind: 'self' } })).notes.join('\n')).not.toMatch(/probe/);
   });
 });
+
+describe('buildJudge probe', () => {
+  it('refuses too few labels, naming the criterion, before any model is loaded', async () => {
+    const { buildJudge } = await import('../../../src/rl/judgeFactory');
+    const { ProbeLabelError } = await import('../../../src/rubric/probeLabels');
+    // No GPU runtime and no model files: reaching either would throw something else.
+    const sources = {
+      policyFiles: null as never,
+      fetchModel: () => Promise.reject(new Error('fetched a model')),
+      probe: {
+        examples: [true, true, true, false, false].map((target) => ({ criterion_id: 'kind', prompt: 'p', completion: 'c', target })),
+        rubric: RUBRIC,
+        rubricVersion: 'v',
+        criteria: ['kind'],
+      },
+    };
+    const err = await buildJudge(null as never, { kind: 'probe', model: 'other' }, sources).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProbeLabelError);
+    expect((err as Error).message).toMatch(/^criterion "kind": the probe judge needs at least 3 "yes" and 3 "no" labels to be trained, it has 3 yes and 2 no/);
+    await expect(buildJudge(null as never, { kind: 'probe' }, { ...sources, probe: undefined })).rejects.toThrow(/trained from the labels stored with the rubric version/);
+  });
+});
