@@ -72,7 +72,7 @@ export class ProbeLabelError extends Error {
   ) {
     super(
       `criterion "${criterion}": the probe judge needs at least ${PROBE_MIN_PER_CLASS} "yes" and ${PROBE_MIN_PER_CLASS} "no" labels to be trained, ` +
-        `it has ${yes} yes and ${no} no. Mark more of its verdicts right or wrong in the rubric lab (Runs → labels), or pick another judge`,
+        `it has ${yes} yes and ${no} no. Mark more of its verdicts right or wrong under "Human labels" (a run's rubric report, in Runs), or pick another judge`,
     );
   }
 }
