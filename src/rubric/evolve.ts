@@ -277,7 +277,15 @@ export async function evolveRubric(input: EvolveInput): Promise<RubricEvolutionE
     return { ...base, outcome: 'unchanged', version: null, reason: why };
   }
   if ('none' in proposal) return { ...base, outcome: 'unchanged', version: null, reason: proposal.none };
-  const guarded = await guardProposal(parent, proposal, snapshot, input.scoreNew, options.threshold);
+  let guarded: Awaited<ReturnType<typeof guardProposal>>;
+  try {
+    guarded = await guardProposal(parent, proposal, snapshot, input.scoreNew, options.threshold);
+  } catch (e) {
+    if ((e as DOMException).name === 'AbortError') throw e;
+    // A judge that fails on the snapshot cannot vouch for the proposal: it is not applied.
+    const version = await rubricVersion(proposal.rubric).catch(() => null);
+    return { ...base, removed: proposal.removed, added: proposal.added, outcome: 'rejected', version, reason: `${proposal.reason}; rejected: the guarded check could not score it: ${(e as Error).message}` };
+  }
   const version = guarded.rubric ? await rubricVersion(guarded.rubric) : null;
   const changes = { removed: proposal.removed, added: proposal.added };
   if (guarded.failure !== null || !guarded.rubric || version === null) {

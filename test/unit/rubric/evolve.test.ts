@@ -160,6 +160,14 @@ describe('guarded acceptance', () => {
     expect(e.rubric).toBeUndefined();
     expect(h.version).toBe(before);
   });
+  it('rejects a proposal the judge cannot score on the snapshot (the run goes on)', async () => {
+    const h = history([0, 1]);
+    const before = h.version;
+    const reply = JSON.stringify({ criteria: [q('pads_answer', -1)] });
+    const e = await evolveRubric({ history: h, step: 1, options: OPTIONS('rare'), complete: fake(reply), scoreNew: async () => { throw new Error('the endpoint answered 503'); } });
+    expect(e).toMatchObject({ outcome: 'rejected', added: ['pads_answer'], reason: expect.stringMatching(/rejected: the guarded check could not score it: the endpoint answered 503$/) });
+    expect(h.version).toBe(before);
+  });
   it('rejects a removal that would flatten a group\'s reward, and an invalid rubric', async () => {
     const snapshot = history([0, 1]).steps.flatMap((s) => s.rollouts);
     const drop = { rubric: { ...RUBRIC, criteria: RUBRIC.criteria.filter((c) => c.id !== 'varies') }, removed: ['varies'], added: [], reason: 'test' };
