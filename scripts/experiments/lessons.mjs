@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { openHarness, repoRoot } from '../lib/browser.mjs';
 
 /** Steps each lesson family needs for its claim to show (measured; see the README's "Lesson experiments"). */
-const STEPS = { 'grpo-basics': 5, 'reward-hacking': 8, 'hacking-onset': 8, 'vacuous-credit': 6, 'zero-variance': 4, clipping: 4 };
+const STEPS = { 'grpo-basics': 5, 'reward-hacking': 8, 'hacking-onset': 8, 'vacuous-credit': 6, 'zero-variance': 4, clipping: 4, 'rubric-quality': 4 };
 const stepsFor = (id) => STEPS[Object.keys(STEPS).find((k) => id.startsWith(k))] ?? 5;
 
 const { values } = parseArgs({
@@ -106,8 +106,11 @@ try {
       const n = steps ?? stepsFor(lesson.id);
       const t0 = Date.now();
       const recordAs = recordDir && seed === seeds[0] ? `${lesson.id} (recording, seed ${seed})` : undefined;
-      const result = await harness.runModule('/scripts/page/train.ts', 'runExperiment', { experiment, steps: n, keepCompletions: true, recordAs });
-      if (recordDir && result.runFile) writeFileSync(join(recordDir, `${lesson.id}.rubric-run.json`), result.runFile);
+      // "Is my rubric any good?" is measured on every rollout of its run: the run file carries them.
+      const quality = lesson.id === 'rubric-quality';
+      const result = await harness.runModule('/scripts/page/train.ts', 'runExperiment', { experiment, steps: n, keepCompletions: true, recordAs: recordAs ?? (quality ? lesson.id : undefined) });
+      if (recordDir && recordAs && result.runFile) writeFileSync(join(recordDir, `${lesson.id}.rubric-run.json`), result.runFile);
+      const rubricQuality = quality && result.runFile ? await harness.runModule('/scripts/page/rubricQuality.ts', 'measureLessonRun', { runFile: result.runFile }) : undefined;
       const seconds = (Date.now() - t0) / 1000;
       for (const e of result.errors) console.error(`lessons: ${lesson.id} seed ${seed}: ${e}`);
       const c = result.completions ?? [];
@@ -119,6 +122,7 @@ try {
         metrics: result.metrics.map(keep),
         completions_first_step: (c[0] ?? []).slice(0, 8),
         completions_last_step: (c[c.length - 1] ?? []).slice(0, 8),
+        ...(rubricQuality ? { rubric_quality: rubricQuality } : {}),
       });
       const last = result.metrics[result.metrics.length - 1];
       console.log(

@@ -6,6 +6,7 @@
 // w = max(1, min(3, floor(n / 3))) for n steps, so a short run still has disjoint windows.
 import { runHackingOnset } from '../../src/rl/hackingOnset';
 import type { StepMetrics } from '../../src/rl/grpoStep';
+import { qualityFigures, type RubricQuality } from './rubricQuality';
 
 /** What one run keeps of a step (the full StepMetrics also fit). */
 export type StepFigures = Pick<StepMetrics, 'step' | 'rewards' | 'held_out' | 'frac_reward_zero_std' | 'entropy' | 'clip_ratio_low' | 'clip_ratio_high' | 'step_seconds'> & {
@@ -16,6 +17,8 @@ export interface LessonRun {
   lesson: string;
   seed: number;
   metrics: StepFigures[];
+  /** "Is my rubric any good?": the run's rubric measured on all its rollouts (scripts/page/rubricQuality.ts). */
+  rubric_quality?: RubricQuality;
 }
 
 /** One figure of a run: a name the table shows and its value (null: not measurable in this run). */
@@ -104,6 +107,7 @@ export function runFigures(run: LessonRun): Figures {
   const ms = run.metrics;
   const reward = ms.map((m) => m.rewards.reward);
   const f: Figures = {};
+  if (run.rubric_quality) Object.assign(f, qualityFigures(run.rubric_quality));
   switch (family(run.lesson)) {
     case 'basics':
       f['reward early'] = early(reward);

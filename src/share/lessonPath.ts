@@ -16,6 +16,8 @@ export const LESSON_PATH: readonly string[] = [
   // Issue 10's seed methods, after the four basics.
   'token-credit',
   'unexplored-criteria',
+  // Issue 12's rubric lab.
+  'rubric-quality',
 ];
 
 /** One action per lesson, using only controls the lesson leaves visible. */
@@ -30,6 +32,7 @@ export const TRY_THIS: Readonly<Record<string, string>> = {
   'clipping-symmetric': 'Train 20 steps, then set epsilon to 0.1 and train again, watching clip_ratio_low and clip_ratio_high.',
   'token-credit': 'Train 2 steps, pause, and in the rollout inspector colour the tokens by span credit, then by CoRT contrast, then by advantage × weight: which tokens did each one favour?',
   'unexplored-criteria': 'Train 5 steps, then set scaffold_fraction to 0 and train 5 more as a new run, reading the unexplored counts of both.',
+  'rubric-quality': 'Open the rubric check under the rubric editor and read its leakage finding; train 4 steps; then press "Measure rubric" on the run in Saved runs and find the saturated criterion and the redundant pair.',
 };
 
 export interface PathPlace {

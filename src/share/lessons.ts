@@ -10,7 +10,7 @@ import type { Shared } from './link';
 export interface Lesson {
   id: string;
   /** The lesson it belongs to: issue 5's 1 basics, 2 reward hacking, 3 zero-variance groups, 4 clipping; issue 10's 5 token credit, 6 unexplored criteria. */
-  number: 1 | 2 | 3 | 4 | 5 | 6;
+  number: 1 | 2 | 3 | 4 | 5 | 6 | 8;
   title: string;
   /** One line for a list of lessons. */
   summary: string;
@@ -428,6 +428,40 @@ const UNEXPLORED = lesson(
   },
 );
 
+// ---- 8. Is my rubric any good? (issue 12's rubric lab) ----
+
+/**
+ * A rubric with three problems the rubric lab's tools find: "on_topic" is met by restating the
+ * prompt (leakage: the static check flags it before training); "brief" is met by nearly every
+ * answer of 40 characters (saturated: no signal within a group); "finished" and "complete" check
+ * almost the same thing with different rules and words (redundant: only the rollouts show it).
+ */
+const QUALITY_RUBRIC = {
+  name: 'A rubric with three problems',
+  criteria: [
+    { id: 'on_topic', text: 'Mentions the subject of the prompt', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['sea', 'moon', 'cooking', 'birds', 'music', 'city', 'rain', 'trees'], whole_word: true } },
+    { id: 'brief', text: 'Uses at most 12 words', weight: 1, tier: 'important', rule: { kind: 'length', unit: 'words', max: 12 } },
+    { id: 'finished', text: 'Ends with a full stop', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '.' } },
+    { id: 'complete', text: 'Its last sentence is complete (closing punctuation)', weight: 1, tier: 'important', rule: { kind: 'regex', pattern: '[.!?]\\s*$' } },
+  ],
+};
+
+const RUBRIC_QUALITY = lesson(
+  'rubric-quality',
+  8,
+  'Is my rubric any good?',
+  'Check a rubric before and after a short run: leakage, saturated criteria and redundant pairs.',
+  'A rubric can look fine and still teach little. A criterion met by restating the prompt (leakage) rewards copying the question. A criterion every answer meets (saturated) has no variance within a group, so it never changes an advantage: it only adds a constant. Two criteria that always agree (redundant) count one behaviour twice. The rubric check under the rubric editor finds leakage before training, by judging each prompt as its own answer; saturation and redundancy only show on rollouts: "Measure rubric" in the saved runs list reads them from the run.',
+  'Before training, open "Rubric check" under the rubric editor: it flags on_topic and complete, because each prompt restated as its own answer meets them (8 of 8 prompts: they name their subject and end with a full stop), so an answer can earn both by echoing the question. Press Train, let it run 4 steps and pause, then press "Measure rubric" on this run under Saved runs. Measured headless over 4 steps (32 answers in 8 groups) on seeds 1, 2 and 3: brief was met by every answer and flagged saturated on all three seeds (within-group variance 0: it never changed an advantage); finished and complete met exactly the same answers (Pearson r = 1.00 on all three: no answer ended with "!" or "?"), and the report lists them as redundant; on_topic was met by 22% to 53% of the answers. The rubric check found neither the saturation nor the redundancy: only rollouts show them. Then fix the rubric (remove brief and complete, reword on_topic so the prompt cannot meet it) and train again.',
+  hide('reward_aggregation', 'scale_rewards', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'num_iterations'),
+  {
+    model: DEFAULT_MODEL_ID,
+    prompts: PROMPTS,
+    rubric: QUALITY_RUBRIC,
+    config: { ...BASE_CONFIG },
+  },
+);
+
 export const LESSONS: readonly Lesson[] = [
   BASICS,
   REWARD_HACKING,
@@ -439,6 +473,7 @@ export const LESSONS: readonly Lesson[] = [
   CLIPPING_SYMMETRIC,
   TOKEN_CREDIT,
   UNEXPLORED,
+  RUBRIC_QUALITY,
 ];
 
 export function lessonById(id: string): Lesson | undefined {

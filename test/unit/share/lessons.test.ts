@@ -7,6 +7,8 @@ import { CONTROL_IDS, decodeShareLink, encodeShareLink } from '../../../src/shar
 import { CLEAN_HELD_OUT_RUBRIC, LESSONS, lessonById } from '../../../src/share/lessons';
 import { criterionDiagnostics } from '../../../src/rl/credit/criteria';
 import methodsExperiment from '../../../scripts/experiments/methods.experiment.json';
+import { checkLeakage } from '../../../src/rubric/leakage';
+import { lintRubric } from '../../../src/rubric/lint';
 
 const parsed = (id: string) => parseExperiment(lessonById(id)!.shared.experiment);
 const score = (rubric: Rubric, completion: string) => scoresOf(rubric, judgeWithRules(rubric, 'p', completion));
@@ -20,7 +22,7 @@ function configDiff(a: string, b: string): string[] {
 
 describe('every lesson', () => {
   it('covers the four lessons of the issue, with unique ids', () => {
-    expect(new Set(LESSONS.map((l) => l.number))).toEqual(new Set([1, 2, 3, 4, 5, 6]));
+    expect(new Set(LESSONS.map((l) => l.number))).toEqual(new Set([1, 2, 3, 4, 5, 6, 8]));
     expect(new Set(LESSONS.map((l) => l.id)).size).toBe(LESSONS.length);
   });
 
@@ -202,5 +204,29 @@ describe('lesson 6: unexplored criteria', () => {
     expect(d.unexplored[0]).toEqual(['you']);
     // "The small animals live" meets "the" alone: below the group mean, so "the" is suppressed there.
     expect(d.suppressed[1]).toEqual(['the']);
+  });
+});
+
+describe('lesson 8: is my rubric any good?', () => {
+  const lesson = () => parsed('rubric-quality');
+
+  it('the rubric check finds leakage in on_topic and complete: each prompt restated meets them (the prompts end with a full stop)', async () => {
+    const { rubric, experiment } = lesson();
+    const { rows, findings } = await checkLeakage(rubric, 'v', experiment.prompts);
+    expect(findings.map((f) => f.criterion)).toEqual([1, 4]);
+    expect(rows.find((r) => r.criterion === 1)).toEqual({ criterion: 1, met: experiment.prompts.length, judged: experiment.prompts.length });
+    // Its other problems are invisible to the static check: no finding names them.
+    expect(lintRubric(rubric)).toEqual([]);
+  });
+
+  it('brief is met by most answers of the lesson\'s length; finished and complete agree on every ending but "!" and "?"', () => {
+    const { rubric } = lesson();
+    const at = (id: string, text: string) => score(rubric, text)[rubric.criteria.findIndex((c) => c.id === id)];
+    for (const text of ['The sea is salty.', 'It is a great sea and it is so big and', 'The moon is a big round rock in the sky'])
+      expect(at('brief', text)).toBe(1);
+    expect(at('brief', 'a b c d e f g h i j k l m n o p q r s')).toBe(0);
+    for (const text of ['The sea is salty.', 'The sea is salty', 'Rain falls. It is wet. ', 'Trees grow'])
+      expect(at('finished', text)).toBe(at('complete', text));
+    expect([at('finished', 'Is it?'), at('complete', 'Is it?')]).toEqual([0, 1]);
   });
 });
