@@ -28,12 +28,24 @@ async function evaluate(ctx: GrpoContext, prompts: string[], perPrompt: number, 
 }
 
 export async function learn(rt: GpuRuntime, req: LearningRequest) {
+  const t0 = performance.now();
   const ctx = await buildGrpoContext(rt, req.experiment, await fetchModelFiles(modelUrl(req.experiment.model)));
+  const t1 = performance.now();
   const before = await evaluate(ctx, req.experiment.prompts, req.evalSamplesPerPrompt, req.evalSeed);
+  const t2 = performance.now();
   const rewards: (number | null)[] = [];
+  const stepSeconds: number[] = [];
   const trainer = new GrpoTrainer(ctx, { prompts: req.experiment.prompts, onEvent: (e) => e.type === 'step' && rewards.push(e.metrics.rewards.reward) });
-  for (let i = 0; i < req.steps; i++) await trainer.singleStep();
+  for (let i = 0; i < req.steps; i++) {
+    const s = performance.now();
+    await trainer.singleStep();
+    stepSeconds.push((performance.now() - s) / 1000);
+  }
+  const t3 = performance.now();
   const after = await evaluate(ctx, req.experiment.prompts, req.evalSamplesPerPrompt, req.evalSeed);
+  const t4 = performance.now();
   ctx.model.params.destroy();
-  return { before, after, trainRewards: rewards, status: trainer.status };
+  // Seconds per phase, printed by the test so a slow suite shows where the time went (never asserted).
+  const seconds = { load: (t1 - t0) / 1000, evalBefore: (t2 - t1) / 1000, steps: stepSeconds, evalAfter: (t4 - t3) / 1000 };
+  return { before, after, trainRewards: rewards, status: trainer.status, seconds };
 }
