@@ -1,6 +1,7 @@
 // Training from the page, end to end, on the tiny byte-level fixture model (typed into the
 // model field like any model directory served by the page): a missing model's error, one step
-// in slow motion through every stage, then Resume to the end with every chart updated.
+// in slow motion through every stage (labelling rollouts as they are judged), then Resume to the
+// end with every chart updated.
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -59,6 +60,14 @@ describe('training in the page', () => {
     const verdicts = await page.getByTestId('chip').evaluateAll((els) => els.map((e) => e.getAttribute('data-verdict')));
     expect(verdicts.length).toBe(16);
     expect(verdicts.every((v) => v === 'pass' || v === 'fail' || v === 'tracked')).toBe(true);
+    // Label while the run goes (issue 12): better/worse and a verdict wrong, saved with the rubric version at once.
+    const first = page.getByTestId('rollout').nth(0);
+    await first.getByTestId('live-better').click();
+    await page.getByTestId('rollout').nth(1).getByTestId('live-worse').click();
+    await first.getByTestId('live-label').locator('summary').click();
+    await first.locator('[data-testid=live-verdict][data-criterion=short]').selectOption('wrong');
+    await page.getByTestId('live-label-summary').filter({ hasText: /2 marked, 1\s+verdicts labelled/ }).waitFor({ timeout: 30_000 });
+    expect(await first.getByTestId('live-better').getAttribute('aria-pressed')).toBe('true');
     await page.getByTestId('advance').click();
     await page.locator('[data-testid=chart-reward][data-points="1"]').waitFor({ timeout: 60_000 });
     await page.getByTestId('run-status').filter({ hasText: 'Paused after step 0' }).waitFor({ timeout: 30_000 });
@@ -79,6 +88,20 @@ describe('training in the page', () => {
     await expect(page.getByTestId('rollout').count()).resolves.toBe(4);
     await page.screenshot({ path: join(SHOTS, 'ui-trained.png'), fullPage: true });
     await page.getByTestId('inspector').screenshot({ path: join(SHOTS, 'ui-rollouts.png') });
+    // The live labels are in the store with the rubric version (where the saved run's report reads them).
+    const stored = (await page.evaluate(`(async () => {
+      const { RunStore } = await import('/src/store/index.ts');
+      const store = await RunStore.open();
+      const labelled = (await store.listRubrics()).flatMap((r) => (r.labels ? [r.labels] : []));
+      store.close();
+      return labelled;
+    })()`)) as { marks: { rollout: string; label: string }[]; verdicts: { criterion: string; correct: boolean }[] }[];
+    expect(stored).toHaveLength(1);
+    expect(stored[0].marks.map((m) => [m.rollout.split('/').slice(1).join('/'), m.label])).toEqual([
+      ['0/0/0', 'better'],
+      ['0/0/1', 'worse'],
+    ]);
+    expect(stored[0].verdicts).toEqual([expect.objectContaining({ criterion: 'short', correct: false })]);
     expect(opened.pageErrors).toEqual([]);
   });
 });
