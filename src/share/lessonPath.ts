@@ -9,6 +9,8 @@ export const LESSON_PATH: readonly string[] = [
   'reward-hacking',
   'reward-hacking-gated',
   'reward-hacking-dropout',
+  'hacking-onset',
+  'vacuous-credit',
   'zero-variance',
   'zero-variance-none',
   'clipping',
@@ -23,9 +25,11 @@ export const LESSON_PATH: readonly string[] = [
 /** One action per lesson, using only controls the lesson leaves visible. */
 export const TRY_THIS: Readonly<Record<string, string>> = {
   'grpo-basics': 'Train 10 steps, pause, and find an answer with a negative advantage in the rollout inspector: which criteria did it miss?',
-  'reward-hacking': 'Train 8 steps, then look through the rollout inspector for answers that say "great", "wonderful" or "lovely" and count their words.',
+  'reward-hacking': 'Train 8 steps, then look through the rollout inspector for verdicts marked "biased" and count the words of the answers that got them.',
   'reward-hacking-gated': 'Train 8 steps, then press "Run the other variant" for the ungated lesson and read the two reward curves side by side.',
   'reward-hacking-dropout': 'Set dropout_p to 0.3, train 8 steps, then set it to 0.7 and train 8 more as a new run.',
+  'vacuous-credit': 'Train 3 steps, pause, and in the rollout inspector find a "vivid" pass marked "biased": which describing word did that answer use? Then open the rubric check and read what the adversarial probe found.',
+  'hacking-onset': 'Train 8 steps, then find the onset marker on the proxy vs gold chart and read the per-criterion gap below it at that step.',
   'zero-variance': 'Train 20 steps and read frac_reward_zero_std at the last step; then set num_generations to 8 and train again.',
   'zero-variance-none': 'Train 10 steps, pause, and in the rollout inspector find a group where only one answer met both criteria: read its advantage.',
   clipping: 'Train 20 steps watching the Clip ratios chart, then set num_iterations to 1 and train again.',

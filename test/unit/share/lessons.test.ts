@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { parseExperiment } from '../../../src/rl/experiment';
 import { essentialGated, judgeWithRules, scoresOf, strictAllRequired, weightedMean, type Rubric } from '../../../src/rubric';
 import { CONTROL_IDS, decodeShareLink, encodeShareLink } from '../../../src/share/link';
-import { CLEAN_HELD_OUT_RUBRIC, LESSONS, lessonById } from '../../../src/share/lessons';
+import { CLEAN_HELD_OUT_RUBRIC, LENGTH_BIAS, LENIENT_BIAS, LESSONS, lessonById } from '../../../src/share/lessons';
+import { applyBias } from '../../../src/rubric/bias';
+import { exploitFindings, runAdversarialProbe } from '../../../src/rubric/adversarial';
 import { criterionDiagnostics } from '../../../src/rl/credit/criteria';
 import methodsExperiment from '../../../scripts/experiments/methods.experiment.json';
 import { checkLeakage } from '../../../src/rubric/leakage';
@@ -84,7 +86,16 @@ describe('lesson 2: reward hacking', () => {
   // Answers the embedded model can write within the lesson's 40 characters (byte-level: one token
   // per ASCII character), like the ones it samples: a rambling one cut off at the limit, a short one.
   const hacked = 'It is a great sea and it is so big and';
-  const clean = 'The sea is wide and salty.';
+  const clean = 'The sea is salty.';
+
+  /** The trained (proxy) reward's expectation over the bias's draws: the mean over 400 seeds of the biased weighted mean. */
+  function expectedProxy(id: string, completion: string): number {
+    const { rubric, judgeBias } = parsed(id);
+    const results = judgeWithRules(rubric, 'p', completion);
+    let sum = 0;
+    for (let seed = 0; seed < 400; seed++) sum += weightedMean(rubric, scoresOf(rubric, applyBias(rubric, [results], [completion], judgeBias, { seed, step: 0 })[0]))!;
+    return sum / 400;
+  }
 
   it('the answers fit the lesson\'s completion length', () => {
     const { config } = parsed('reward-hacking');
@@ -92,19 +103,31 @@ describe('lesson 2: reward hacking', () => {
     expect(clean.length).toBeLessThanOrEqual(config.max_completion_length);
   });
 
-  it('the biased judge prefers the hacked answer; the held-out clean judge prefers the clean one', () => {
-    const { rubric, heldOutRubric } = parsed('reward-hacking');
-    expect(heldOutRubric).not.toBeNull();
-    expect(weightedMean(rubric, score(rubric, hacked))!).toBeGreaterThan(weightedMean(rubric, score(rubric, clean))!);
-    expect(weightedMean(heldOutRubric!, score(heldOutRubric!, hacked))!).toBeLessThan(weightedMean(heldOutRubric!, score(heldOutRubric!, clean))!);
+  it('the bias is a declared judge wrapper over an honest rubric; gold is that rubric judged clean', () => {
+    const { rubric, heldOutRubric, judgeBias } = parsed('reward-hacking');
+    expect(judgeBias).toEqual(LENGTH_BIAS);
+    expect(rubric.criteria).toEqual(heldOutRubric!.criteria);
     expect(lessonById('reward-hacking')!.shared.experiment.held_out_rubric).toEqual(CLEAN_HELD_OUT_RUBRIC);
+    // "at most 7 words" (the essential) is judged honestly: gating acts on a verdict the bias never touches.
+    const essential = rubric.criteria.filter((c) => c.tier === 'essential').map((c) => c.id);
+    expect(essential).toEqual(['concise']);
+    expect(judgeBias!.criteria).not.toContain('concise');
+  });
+
+  it('the biased judge prefers the hacked answer on average; the gold judge prefers the clean one', () => {
+    const { heldOutRubric } = parsed('reward-hacking');
+    expect(expectedProxy('reward-hacking', hacked)).toBeGreaterThan(expectedProxy('reward-hacking', clean) + 0.03);
+    expect(weightedMean(heldOutRubric!, score(heldOutRubric!, hacked))!).toBeLessThan(weightedMean(heldOutRubric!, score(heldOutRubric!, clean))!);
   });
 
   it('essential gating takes the length loophole away', () => {
-    const { rubric, config } = parsed('reward-hacking-gated');
+    const { rubric, config, judgeBias } = parsed('reward-hacking-gated');
     expect(config.reward_aggregation.method).toBe('essential_gated');
     const cap = config.reward_aggregation.gate_cap ?? 0;
-    expect(essentialGated(rubric, score(rubric, hacked), { cap })).toBe(cap);
+    for (let seed = 0; seed < 50; seed++) {
+      const biased = applyBias(rubric, [judgeWithRules(rubric, 'p', hacked)], [hacked], judgeBias, { seed, step: 0 })[0];
+      expect(essentialGated(rubric, scoresOf(rubric, biased), { cap })).toBe(cap);
+    }
     expect(essentialGated(rubric, score(rubric, clean), { cap })!).toBeGreaterThan(cap);
   });
 
@@ -112,6 +135,32 @@ describe('lesson 2: reward hacking', () => {
     expect(configDiff('reward-hacking', 'reward-hacking-gated')).toEqual(['reward_aggregation']);
     expect(configDiff('reward-hacking', 'reward-hacking-dropout')).toEqual(['reward_aggregation']);
     expect(parsed('reward-hacking-dropout').config.reward_aggregation).toEqual({ method: 'rubric_dropout', dropout_p: 0.5 });
+    for (const id of ['reward-hacking-gated', 'reward-hacking-dropout']) expect(parsed(id).judgeBias).toEqual(LENGTH_BIAS);
+  });
+
+  it('the onset lesson is the plain experiment, read for its onset', () => {
+    expect(lessonById('hacking-onset')!.shared.experiment).toEqual(lessonById('reward-hacking')!.shared.experiment);
+  });
+
+  it('the vacuous-credit lesson: a lenient judge over the same rubric, and the adversarial probe flags its word-list criteria', async () => {
+    const { rubric, judgeBias, heldOutRubric } = parsed('vacuous-credit');
+    expect(judgeBias).toEqual(LENIENT_BIAS);
+    expect(judgeBias!.kind).toBe('leniency');
+    expect(heldOutRubric!.criteria).toEqual(rubric.criteria);
+    // Leniency credits an answer with nothing in it: the empty answer passes "vivid" under some draws.
+    const empty = judgeWithRules(rubric, 'p', '');
+    const passes = Array.from({ length: 100 }, (_, seed) => applyBias(rubric, [empty], [''], judgeBias, { seed, step: 0 })[0].find((r) => r.criterion_id === 'vivid')!.score);
+    expect(passes.filter((s) => s === 1).length).toBeGreaterThan(30);
+    expect(passes.filter((s) => s === 1).length).toBeLessThan(70);
+    // The rubric check's probe (rules only, as the page runs it): keyword stuffing earns both content criteria.
+    const report = await runAdversarialProbe(rubric, 'lint', { prompt: 'Describe the sea.' });
+    // The counts the lesson's guidance quotes.
+    expect(report.by_criterion.filter((c) => c.exploited > 0).map((c) => [c.criterion_id, c.exploited, c.judged])).toEqual([
+      ['vivid', 1, 6],
+      ['reader', 5, 6],
+    ]);
+    expect(lessonById('vacuous-credit')!.shared.lesson!.guidance).toContain('1 of 6 earns "vivid"');
+    expect(exploitFindings(rubric, report).map((f) => f.criterion)).toEqual([3, 4]);
   });
 });
 
