@@ -21,7 +21,7 @@ import { parseArgs } from 'node:util';
 import { openHarness, repoRoot } from '../lib/browser.mjs';
 
 /** Steps each lesson family needs for its claim to show (measured; see the README's "Lesson experiments"). */
-const STEPS = { 'grpo-basics': 5, 'reward-hacking': 8, 'hacking-onset': 8, 'vacuous-credit': 6, 'zero-variance': 4, clipping: 4, 'rubric-quality': 4 };
+const STEPS = { 'grpo-basics': 5, 'reward-hacking': 8, 'hacking-onset': 8, 'vacuous-credit': 6, 'zero-variance': 4, clipping: 4, 'rubric-quality': 4, 'distill-then-rl': 4, 'distill-': 2 };
 const stepsFor = (id) => STEPS[Object.keys(STEPS).find((k) => id.startsWith(k))] ?? 5;
 
 const { values } = parseArgs({
@@ -61,6 +61,7 @@ const keep = (m) => ({
   completions: { mean_length: m.completions.mean_length },
   loss: m.loss,
   step_seconds: m.step_seconds,
+  distillation: m.distillation,
 });
 
 const harness = await openHarness();

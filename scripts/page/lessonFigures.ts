@@ -9,7 +9,7 @@ import type { StepMetrics } from '../../src/rl/grpoStep';
 import { qualityFigures, type RubricQuality } from './rubricQuality';
 
 /** What one run keeps of a step (the full StepMetrics also fit). */
-export type StepFigures = Pick<StepMetrics, 'step' | 'rewards' | 'held_out' | 'frac_reward_zero_std' | 'entropy' | 'clip_ratio_low' | 'clip_ratio_high' | 'step_seconds'> & {
+export type StepFigures = Pick<StepMetrics, 'step' | 'rewards' | 'held_out' | 'frac_reward_zero_std' | 'entropy' | 'clip_ratio_low' | 'clip_ratio_high' | 'step_seconds'> & Partial<Pick<StepMetrics, 'distillation'>> & {
   completions: Pick<StepMetrics['completions'], 'mean_length'>;
 };
 
@@ -70,11 +70,12 @@ export function spread(values: readonly (number | null)[]): Spread {
 const diff = (a: number | null, b: number | null) => (finite(a) && finite(b) ? a - b : null);
 
 /** The lesson family an id belongs to (a lesson and its variants share the claim's figures). */
-export function family(lesson: string): 'basics' | 'hacking' | 'zero' | 'clipping' | 'other' {
+export function family(lesson: string): 'basics' | 'hacking' | 'zero' | 'clipping' | 'distill' | 'other' {
   if (lesson.startsWith('grpo-basics')) return 'basics';
   if (lesson.startsWith('reward-hacking') || lesson === 'hacking-onset' || lesson === 'vacuous-credit') return 'hacking';
   if (lesson.startsWith('zero-variance')) return 'zero';
   if (lesson.startsWith('clipping')) return 'clipping';
+  if (lesson.startsWith('distill-')) return 'distill';
   return 'other';
 }
 
@@ -157,6 +158,20 @@ export function runFigures(run: LessonRun): Figures {
       f['entropy late'] = late(ent);
       f['entropy change'] = diff(f['entropy late'], f['entropy early']);
       f['reward change'] = diff(late(reward), early(reward));
+      break;
+    }
+    case 'distill': {
+      // Pure distillation judges nothing: the rubric is the held-out rubric, measured only.
+      const div = ms.map((m) => m.distillation?.divergence ?? null);
+      const top1 = ms.map((m) => m.distillation?.top1_agreement ?? null);
+      const gold = ms.map((m) => m.held_out?.reward ?? null);
+      f['divergence early'] = early(div);
+      f['divergence late'] = late(div);
+      f['top-1 early'] = early(top1);
+      f['top-1 late'] = late(top1);
+      f['held-out early'] = early(gold);
+      f['held-out late'] = late(gold);
+      f['held-out change'] = diff(f['held-out late'], f['held-out early']);
       break;
     }
     default:

@@ -25,6 +25,9 @@ function publicBaseUrl(): string {
 /** Models the app offers without a download: their files are served from public/. */
 export const EMBEDDED_MODELS: Record<string, { url: string; label: string }> = {
   'embedded/tiny-gpt2-byte': { url: `${publicBaseUrl()}models/tiny-gpt2-byte/`, label: 'Tiny GPT-2 (byte-level, 0.86M parameters, ships with the page)' },
+  // The "Learn from a teacher" lesson's teacher (issue 11): the model above after a few GRPO steps on
+  // the "Open with The" preset (scripts/experiments/distill.mjs --save-teacher), F16, same tokenizer.
+  'embedded/tiny-gpt2-byte-the': { url: `${publicBaseUrl()}models/tiny-gpt2-byte-the/`, label: 'Tiny GPT-2 taught to open with "The" (the distillation lesson\'s teacher, ships with the page)' },
 };
 
 export const DEFAULT_MODEL_ID = 'embedded/tiny-gpt2-byte';

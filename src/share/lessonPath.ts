@@ -18,6 +18,10 @@ export const LESSON_PATH: readonly string[] = [
   // Issue 10's seed methods, after the four basics.
   'token-credit',
   'unexplored-criteria',
+  // Issue 11's distillation.
+  'distill-teacher',
+  'distill-self-rubric',
+  'distill-then-rl',
   // Issue 12's rubric lab.
   'rubric-quality',
 ];
@@ -36,6 +40,9 @@ export const TRY_THIS: Readonly<Record<string, string>> = {
   'clipping-symmetric': 'Train 20 steps, then set epsilon to 0.1 and train again, watching clip_ratio_low and clip_ratio_high.',
   'token-credit': 'Train 2 steps, pause, and in the rollout inspector colour the tokens by span credit, then by CoRT contrast, then by advantage × weight: which tokens did each one favour?',
   'unexplored-criteria': 'Train 5 steps, then set scaffold_fraction to 0 and train 5 more as a new run, reading the unexplored counts of both.',
+  'distill-teacher': 'Train 4 steps watching the distillation chart and the held-out chart, then open the rollout inspector and colour the tokens by distillation divergence: which letter did the teacher disagree with most?',
+  'distill-self-rubric': 'Train 4 steps, then set distillation.beta to 1 (reverse KL) and train 4 more as a new run, reading the divergence of both.',
+  'distill-then-rl': 'Train 6 steps, then open "Learn from a teacher" and train 6 steps as a new run: read the two held-out charts side by side.',
   'rubric-quality': 'Open the rubric check under the rubric editor and read its leakage finding; train 4 steps; then press "Measure rubric" on the run in Saved runs and find the saturated criterion and the redundant pair.',
 };
 

@@ -7,11 +7,12 @@
 import { DEFAULT_MODEL_ID } from '../model/registry';
 import type { JudgeBiasChoice } from '../rl/judgeBias';
 import type { Shared } from './link';
+import { OPEN_WITH_THE } from './presets';
 
 export interface Lesson {
   id: string;
   /** The lesson it belongs to: issue 5's 1 basics, 2 reward hacking, 3 zero-variance groups, 4 clipping; issue 10's 5 token credit, 6 unexplored criteria. */
-  number: 1 | 2 | 3 | 4 | 5 | 6 | 8;
+  number: 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8;
   title: string;
   /** One line for a list of lessons. */
   summary: string;
@@ -445,6 +446,58 @@ const UNEXPLORED = lesson(
   },
 );
 
+// ---- 7. Distillation (issue 11) ----
+
+/**
+ * Both distillation lessons use the "Open with The" preset's prompts, rubric and sizes (4 prompts ×
+ * 8 answers of 4 tokens): the first word is all that is scored, so a step is cheap and a teacher's
+ * preference shows in its first-token distribution. Pure distillation judges nothing: the rubric is
+ * also the held-out rubric, so its reward is measured every step and never trained on.
+ */
+const DISTILL_EXPERIMENT = (distillation: Record<string, unknown>): Shared['experiment'] => ({
+  ...structuredClone(OPEN_WITH_THE.experiment),
+  held_out_rubric: { ...structuredClone(OPEN_WITH_THE.experiment.rubric), name: 'Open with "The" (held out: measured, never trained on)' },
+  config: { ...OPEN_WITH_THE.experiment.config, seed: 42, distillation: { teacher: 'model', teacher_model: null, mode: 'pure', ...distillation } },
+});
+
+const DISTILL_HIDDEN = hideAllBut([], 'reward_aggregation', 'scale_rewards', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'num_iterations', ...EXPLORE_CONTROLS);
+
+const DISTILL_EXPLANATION =
+  'On-policy distillation: the student samples its own answers, a teacher reads those very tokens, and at every token the student is pulled toward the teacher\'s next-token distribution (distillation.beta 0.5: the generalized Jensen-Shannon divergence of TRL\'s GKD; 0 is forward KL, 1 reverse KL). Nothing is judged: in mode "pure" every reward and advantage is empty, so the rubric cannot be what trains. The rubric is only the held-out chart here, measured on the same answers. The distillation chart shows the mean per-token divergence and how often the teacher\'s and the student\'s most likely next token agree (top-1 agreement).';
+
+const DISTILL_TEACHER = lesson(
+  'distill-teacher',
+  7,
+  'Learn from a teacher',
+  'A teacher model trained on the rubric teaches the start model token by token, with no judge.',
+  `${DISTILL_EXPLANATION} The teacher, embedded/tiny-gpt2-byte-the, ships with the page (1.7 MB in F16): the embedded model after 2 GRPO steps on this very rubric (scripts/experiments/distill.mjs). It shares the student's byte tokenizer, so it can score the student's tokens.`,
+  'Press Train and watch the distillation chart and the held-out chart. Measured headless on seeds 1, 2 and 3 with this lesson\'s experiment (scripts/experiments/distill.mjs): one distillation step took the mean per-token divergence from 0.17, 0.18 and 0.21 nats to 0.03, 0.02 and 0.04, and the top-1 agreement from 0.68, 0.67 and 0.60 to 0.91, 0.97 and 0.97; the rubric\'s reward on 64 fresh answers rose from 0.17 to 0.66, 0.66 and 0.64 on the three seeds (the teacher\'s own: 0.73), though no answer was judged for training. Open the rollout inspector and colour the tokens by distillation divergence: where did the teacher disagree?',
+  DISTILL_HIDDEN,
+  DISTILL_EXPERIMENT({ teacher: 'model', teacher_model: 'embedded/tiny-gpt2-byte-the' }),
+);
+
+const DISTILL_SELF_RUBRIC = lesson(
+  'distill-self-rubric',
+  7,
+  'Teach yourself with the rubric in view',
+  'The same model, shown the rubric in its prompt, teaches itself without the rubric: no judge, no other model.',
+  `${DISTILL_EXPLANATION} Here the teacher is the starting model itself (teacher_weights frozen) with the rubric's criteria written into its prompt (RGSD, OPSD): whatever the prompt changes in its next-token distributions is what the student, which never sees the rubric, is pulled toward. A model too small to read the criteria gives the student little to learn.`,
+  'Press Train and watch the distillation chart (divergence, top-1 agreement) and the held-out chart (the rubric, never trained on). The divergence here is what writing the criteria into the prompt changes in the model\'s own next-token distributions: compare it with "Learn from a teacher", whose teacher was trained on the rubric. Open the rollout inspector and colour the tokens by distillation divergence to see where the rubric in view moved the teacher. Try distillation.teacher_weights live: the teacher is then the policy being trained, rubric in view.',
+  DISTILL_HIDDEN,
+  DISTILL_EXPERIMENT({ teacher: 'self_rubric', teacher_weights: 'frozen' }),
+);
+
+const DISTILL_THEN_RL = lesson(
+  'distill-then-rl',
+  7,
+  'Distill, then RL',
+  'A few steps of distillation from the teacher, then GRPO on the rubric: the teacher gives the start, the rubric the rest.',
+  `${DISTILL_EXPLANATION} Here distillation is only the first phase (distillation.schedule distill_then_rl, distill_steps 2): two steps of pure distillation from the same teacher as "Learn from a teacher", then the teacher is turned off and GRPO trains on the rubric, judged as usual. The schedule chart shows which phase each step is in; the reward chart starts at the first GRPO step.`,
+  'Press Train and watch the schedule chart switch from distillation to GRPO after step 1; the held-out chart shows the rubric through both phases on one yardstick. Compare with "Learn from a teacher" (distillation only) and with "GRPO basics" (GRPO only). Try distill_steps 1 or 4 and train again as a new run.',
+  DISTILL_HIDDEN,
+  DISTILL_EXPERIMENT({ teacher: 'model', teacher_model: 'embedded/tiny-gpt2-byte-the', mode: 'mixed', schedule: { kind: 'distill_then_rl', distill_steps: 2 } }),
+);
+
 // ---- 8. Is my rubric any good? (issue 12's rubric lab) ----
 
 /**
@@ -493,6 +546,9 @@ export const LESSONS: readonly Lesson[] = [
   TOKEN_CREDIT,
   UNEXPLORED,
   RUBRIC_QUALITY,
+  DISTILL_TEACHER,
+  DISTILL_SELF_RUBRIC,
+  DISTILL_THEN_RL,
 ];
 
 export function lessonById(id: string): Lesson | undefined {

@@ -128,6 +128,27 @@ describe('a judge bias over the same rubric (bias sandbox lessons)', () => {
 });
 
 describe('other lessons', () => {
+  it('distillation: divergence, top-1 agreement and the held-out (measured only) reward, early and late', () => {
+    const d = (divergence: number | null, top1: number | null) => ({ divergence, top1_agreement: top1, retained_tokens: 32, completion_tokens: 32, loss: divergence ?? 0 });
+    const metrics = [
+      step(0, { rewards: rewards(null, {}), held_out: rewards(0.25, {}), distillation: d(0.4, 0.5) }),
+      step(1, { rewards: rewards(null, {}), held_out: rewards(0.5, {}), distillation: d(0.3, 0.6) }),
+      step(2, { rewards: rewards(null, {}), held_out: null, distillation: d(null, null) }),
+      step(3, { rewards: rewards(null, {}), held_out: rewards(0.75, {}), distillation: d(0.1, 0.9) }),
+    ];
+    const f = runFigures({ lesson: 'distill-teacher', seed: 1, metrics });
+    // 4 steps: w = 1
+    expect(f['divergence early']).toBe(0.4);
+    expect(f['divergence late']).toBe(0.1);
+    expect(f['top-1 early']).toBe(0.5);
+    expect(f['top-1 late']).toBe(0.9);
+    expect(f['held-out early']).toBe(0.25);
+    expect(f['held-out late']).toBe(0.75);
+    expect(f['held-out change']).toBe(0.5);
+    // Steps saved without distillation metrics have no divergence.
+    expect(runFigures({ lesson: 'distill-self-rubric', seed: 1, metrics: [step(0), step(1)] })['divergence late']).toBeNull();
+  });
+
   it('zero-variance: the zero-std fraction early and late', () => {
     const f = runFigures({ lesson: 'zero-variance-none', seed: 1, metrics: [1, 1, 0.5, 0.25].map((z, i) => step(i, { frac_reward_zero_std: z })) });
     expect(f['zero-std early']).toBe(1);
