@@ -83,3 +83,4 @@ export { fitIrt, irtVerdicts, irtAbility, itemInformation, informativeCriteria, 
 export { newIrtState, irtOnlineUpdate, irtExpectedCounts, irtEap, irtRewardOf, normalCdf, irtRubricUpdate, irtRubricRewards, irtStateItems, type IrtOnlineState } from './irtOnline';
 export { judgeAdaptively, judgedCriteria, nextCriterion, type AdaptiveJudging } from './irtSelect';
 export { probeSetSchema, type ProbeSet, type StoredProbe } from './probeSet';
+export type { InductionProvenance } from './induce';

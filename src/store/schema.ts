@@ -7,8 +7,7 @@ import type { GrpoConfig } from '../rl/config';
 import type { JudgeChoice } from '../rl/judgeChoice';
 import type { JudgeBiasChoice } from '../rl/judgeBias';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
-import type { Rubric } from '../rubric';
-import type { InductionProvenance } from '../rubric/induce';
+import type { Rubric, InductionProvenance } from '../rubric';
 import type { ProbeSet } from '../rubric';
 
 export const DB_NAME = 'rubric-playground';
