@@ -108,7 +108,11 @@ describe('the glossary', () => {
     const chartWords = new Set(everyChart().flatMap((c) => [c.title, ...c.lines.map((l) => l.label)]).map((w) => w.toLowerCase()));
     for (const lesson of LESSONS) {
       const text = [lesson.explanation, lesson.shared.lesson!.guidance, TRY_THIS[lesson.id] ?? ''].join(' ');
+      // A lesson's own criterion ids are names it defines, not TRL names.
+      const experiment = lesson.shared.experiment as { rubric?: { criteria?: { id: string }[] }; held_out_rubric?: { criteria?: { id: string }[] } };
+      const criterionIds = new Set([...(experiment.rubric?.criteria ?? []), ...(experiment.held_out_rubric?.criteria ?? [])].map((c) => c.id));
       for (const w of words(text)) {
+        if (criterionIds.has(w)) continue;
         const entry = glossaryEntry(w);
         // A setting's own help explains it; a rubric aggregation's name is a value of one.
         if (!entry && settingKeys.has(w)) continue;
