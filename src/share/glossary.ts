@@ -44,6 +44,7 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   { term: 'distillation schedule', kind: 'metric', definition: 'Which phase each step was in (distillation, rejection-sampling SFT or GRPO) and whether the model or the teacher sampled it.', shown_as: ['Schedule: phases and who sampled'] },
   { term: 'SFT rollouts kept', kind: 'metric', definition: 'RuFT\'s warm start: the rollouts whose rubric reward passed min_reward, trained on as SFT data that step.' },
   { term: 'on-policy batch', kind: 'metric', definition: 'GKD\'s lmbda: 1 when the model sampled the step\'s batch itself, 0 when the teacher sampled it.' },
+  { term: 'distill_then_rl', kind: 'idea', definition: 'A distillation schedule: the model learns from the teacher alone for distill_steps steps, with no judge, then trains with GRPO on the rubric.', lesson: 'distill-then-rl' },
   { term: 'log-prob gap', kind: 'metric', definition: 'How much likelier a scaffolded answer is with the rubric in the prompt than without it.' },
 
   // ---- Ideas ----
