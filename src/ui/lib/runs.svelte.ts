@@ -181,13 +181,13 @@ export class RunsLibrary {
       // The probe judge's weights travel in the run file (never in a link): src/rubric/probeSet.ts.
       const probe = run.experiment.judge?.kind === 'probe' ? await store.probe(run.experiment.rubricVersion) : null;
       if (probe) input.probe = probe;
+      // rubric_evolution: every version the run trained on, with its lineage.
+      const evolved = evolvedRubricVersions(experiment.rubric, input.metrics);
+      if (evolved) input.rubric_versions = evolved;
       // Human labels of this run's rollouts, for each rubric version the file holds (src/share/runLabels.ts).
       const held = input.rubric_versions ? await Promise.all(input.rubric_versions.map((e) => rubricVersion(parseRubric(e.rubric)))) : [run.experiment.rubricVersion];
       const labels = labelsForFile(id, new Map(await Promise.all(held.map(async (v) => [v, await store.labels(v)] as const))), input.rollouts);
       if (labels.length) input.labels = labels;
-      // rubric_evolution: every version the run trained on, with its lineage.
-      const evolved = evolvedRubricVersions(experiment.rubric, input.metrics);
-      if (evolved) input.rubric_versions = evolved;
       if (withCheckpoint) {
         const checkpoint = await store.latestCheckpoint(id);
         if (checkpoint) input.checkpoint = { step: checkpoint.step, files: checkpoint.files };
