@@ -16,6 +16,8 @@ import {
   verdictPromptText,
 } from '../rubric/judges/modelJudgePrompt';
 import { generativeModelJudge } from './generativeJudge';
+import { engineWriter } from './engineWriter';
+import type { Complete } from '../rubric/generate';
 import { remoteJudge } from '../rubric/judges/remote';
 import type { JudgeChoice } from './judgeChoice';
 import { modelJudge, zeroShotJudge } from './modelJudge';
@@ -68,7 +70,7 @@ const SHORT_CONTEXT = 1024;
  * margin, or (requests carrying judge_verdict "generative", src/rubric/judgeDesign.ts) a written
  * verdict line per criterion or per checklist (src/rl/generativeJudge.ts).
  */
-export function engineJudge(loaded: Pick<LoadedModel, 'model' | 'tokenizer' | 'formatPrompt'>, name: string): Judge {
+export function engineJudge(loaded: Pick<LoadedModel, 'model' | 'tokenizer' | 'formatPrompt'>, name: string): Judge & { complete: Complete } {
   const short = loaded.model.config.maxPositions < SHORT_CONTEXT;
   const margin = modelJudge(loaded.model, loaded.tokenizer, {
     name,
@@ -85,6 +87,8 @@ export function engineJudge(loaded: Pick<LoadedModel, 'model' | 'tokenizer' | 'f
     });
   return {
     name,
+    // A text writer too: rubric_evolution and the black-box teacher ask it for criteria (judgeGenerator).
+    complete: engineWriter(loaded),
     async judge(requests, options = {}) {
       const results = new Array<CriterionResult>(requests.length);
       let before = 0;

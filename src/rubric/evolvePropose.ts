@@ -109,7 +109,7 @@ export interface ProposeOptions {
   signal?: AbortSignal;
 }
 
-const NO_MODEL = (what: string) => `${what} needs a model that writes text to propose criteria (a remote judge endpoint); this run's judge cannot, so the rubric stays`;
+const NO_MODEL = (what: string) => `${what} needs a judge that writes text to propose criteria (a remote endpoint, or self/model); this run has none (rules only), so the rubric stays`;
 
 /**
  * RARE: the saturated criterion with the largest weight (met by every scored rollout of the

@@ -8,9 +8,9 @@ import type { DownloadProgress } from '../model/hub';
 import { fetchModelById } from '../model/source';
 import type { Judge } from '../rubric/judge';
 import { engineJudge, modelJudgeName } from '../rl/judgeFactory';
-import { generate } from '../model/generate';
 import { loadModel, type LoadedModel } from '../model/load';
 import { engineComplete, type CompletionMessages, type EngineCompleteOptions, type EngineCompletion } from '../rl/engineComplete';
+import { completionParts, sampleOne } from '../rl/engineWriter';
 
 export interface JudgeModelConfig {
   /** Any id the engine loads: "hf:owner/name[@rev]", an embedded id, or a path the page serves. */
@@ -79,7 +79,7 @@ export class EngineJudgeSlot {
       return {
         config,
         judge: engineJudge(loaded, name),
-        complete: (messages, options) => engineComplete(completionParts(loaded), (prompt, s) => sampleOne(loaded, prompt, s), messages, options),
+        complete: (messages, options) => engineComplete(completionParts(loaded), sampleOne(loaded), messages, options),
         release: () => loaded.model.params.destroy(),
         users: 0,
         retired: false,
@@ -133,12 +133,4 @@ export class EngineJudgeSlot {
       throw new Error(`the judge worker has no GPU: ${err instanceof WebGpuUnavailableError ? err.reason : (err as Error).message}`);
     }
   }
-}
-
-const completionParts = (loaded: LoadedModel) => ({ formatPrompt: loaded.formatPrompt, tokenizer: loaded.tokenizer, contextLength: loaded.model.config.maxPositions });
-
-/** One reply sampled by the engine (top-k and top-p off: greedy at temperature 0). */
-async function sampleOne(loaded: LoadedModel, prompt: readonly number[], s: { maxNew: number; temperature: number; seed: number }): Promise<{ ids: number[] }> {
-  const out = await generate(loaded.model, [prompt], { max_completion_length: s.maxNew, temperature: s.temperature, top_k: 0, top_p: 1, seed: s.seed }, { eosTokenId: loaded.tokenizer.eosTokenId });
-  return { ids: out.completions[0] };
 }

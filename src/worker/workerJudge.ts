@@ -5,6 +5,7 @@
 import type { DownloadProgress } from '../model/hub';
 import { DownloadCancelledError } from '../model/hub/errors';
 import type { Judge } from '../rubric/judge';
+import type { Complete } from '../rubric/generate';
 import { modelJudgeName } from '../rl/judgeFactory';
 import { startJudgeWorker, type JudgeWorkerClient } from './judgeClient';
 
@@ -21,15 +22,21 @@ export const judgeAnswerBoundMs = (questions: number): number => 60_000 + 5_000 
  * every later one's) become unscorable with that reason, never a 0, and the step goes on.
  */
 export function workerJudge(
-  client: Pick<JudgeWorkerClient, 'judgeQuestions'>,
+  client: Pick<JudgeWorkerClient, 'judgeQuestions'> & Partial<Pick<JudgeWorkerClient, 'complete'>>,
   name: string,
   options: { answerBoundMs?: (questions: number) => number } = {},
 ): Judge {
   const bound = options.answerBoundMs ?? judgeAnswerBoundMs;
-  return {
+  const judge: Judge & { complete?: Complete } = {
     name,
     judge: (requests, opts = {}) => client.judgeQuestions(requests, { signal: opts.signal, timeoutMs: bound(requests.length) }),
   };
+  // The worker's model writes text too: rubric_evolution and the black-box teacher ask it for criteria (judgeGenerator).
+  if (client.complete) {
+    const complete = client.complete;
+    judge.complete = async (messages) => (await complete(messages)).text;
+  }
+  return judge;
 }
 
 export interface WorkerModelJudgeOptions {

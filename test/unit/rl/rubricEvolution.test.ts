@@ -7,6 +7,8 @@ import type { GrpoContext, RolloutRecord, StepResult } from '../../../src/rl/grp
 import { evolutionCheckpointFields, evolveAfterStep, judgeGenerator, resumedEvolvedRubric } from '../../../src/rl/rubricEvolution';
 import { parseRubric, rubricVersion } from '../../../src/rubric';
 import type { CheckpointFiles } from '../../../src/model/checkpoint';
+import { engineJudge } from '../../../src/rl/judgeFactory';
+import { workerJudge } from '../../../src/worker/workerJudge';
 
 const RUBRIC = parseRubric({
   name: 'r',
@@ -73,5 +75,26 @@ describe('judgeGenerator', () => {
     expect(await gen({ system: 's', user: 'u' })).toBe('remote:u');
     expect(judgeGenerator({ judge: async () => [] } as never)).toBeNull();
     expect(judgeGenerator(undefined)).toBeNull();
+  });
+
+  it('uses a judge worker\'s model when the worker can write text: the reply\'s text, the request passed on', async () => {
+    const asked: unknown[] = [];
+    const client = {
+      judgeQuestions: async () => [],
+      complete: async (messages: { system: string; user: string }) => {
+        asked.push(messages);
+        return { text: `{"criteria": []} (${messages.user})`, promptTokens: 9, keptPromptTokens: 9, contextLength: 256, replyTokens: 4, maxReplyTokens: 128, truncated: false, seconds: 0 };
+      },
+    };
+    const gen = judgeGenerator(workerJudge(client, 'model:m'))!;
+    expect(await gen({ system: 's', user: 'u' })).toBe('{"criteria": []} (u)');
+    expect(asked).toEqual([{ system: 's', user: 'u' }]);
+    // A worker client without complete (older tests' fakes) gives no writer.
+    expect(judgeGenerator(workerJudge({ judgeQuestions: async () => [] }, 'model:m'))).toBeNull();
+  });
+
+  it('an engine judge (self, or a model loaded here) is a writer too', () => {
+    const loaded = { model: { config: { maxPositions: 256 } }, tokenizer: { eosTokenId: 1, decode: () => '' }, formatPrompt: () => [0] };
+    expect(judgeGenerator(engineJudge(loaded as never, 'self'))).not.toBeNull();
   });
 });

@@ -137,7 +137,7 @@ describe('rare', () => {
   }
   it('without a model that writes text it changes nothing and says so; with nothing saturated it asks no model', async () => {
     const e = await evolveRubric({ history: history([0, 1]), step: 1, options: OPTIONS('rare'), scoreNew: byIndex(() => 1) });
-    expect(e).toMatchObject({ outcome: 'unchanged', reason: expect.stringMatching(/needs a model that writes text/) });
+    expect(e).toMatchObject({ outcome: 'unchanged', reason: expect.stringMatching(/needs a judge that writes text/) });
     const none = parseRubric({ name: 'r', criteria: [q('varies')] });
     const h = newEvolutionHistory(none, 'x');
     recordEvolutionStep(h, 0, stepRollouts(0).map((r) => ({ ...r, scores: [r.scores[0]] })), 1);
