@@ -19,6 +19,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { openHarness, repoRoot } from '../lib/browser.mjs';
+import { keepStep } from './keepStep.mjs';
 
 /** Steps each lesson family needs for its claim to show (measured; see the README's "Lesson experiments"). */
 const STEPS = { 'grpo-basics': 5, 'reward-hacking': 8, 'hacking-onset': 8, 'vacuous-credit': 6, 'zero-variance': 4, clipping: 4, 'rubric-quality': 4, 'distill-then-rl': 4, 'distill-': 2 };
@@ -47,22 +48,6 @@ const out = resolve(values.out);
 mkdirSync(out, { recursive: true });
 const recordDir = values.record === undefined ? undefined : resolve(values.record);
 if (recordDir) mkdirSync(recordDir, { recursive: true });
-
-/** What a run keeps of a step: the fields the figures read, and a little more for the record. */
-const keep = (m) => ({
-  step: m.step,
-  rewards: m.rewards,
-  held_out: m.held_out,
-  frac_reward_zero_std: m.frac_reward_zero_std,
-  entropy: m.entropy,
-  clip_ratio_low: m.clip_ratio_low,
-  clip_ratio_high: m.clip_ratio_high,
-  clip_ratio_region: m.clip_ratio_region,
-  completions: { mean_length: m.completions.mean_length },
-  loss: m.loss,
-  step_seconds: m.step_seconds,
-  distillation: m.distillation,
-});
 
 const harness = await openHarness();
 /** Writes lessons.json and lessons.md of every run so far (sorted by lesson, then seed). */
@@ -120,7 +105,7 @@ try {
         seed,
         status: result.status,
         seconds,
-        metrics: result.metrics.map(keep),
+        metrics: result.metrics.map(keepStep),
         completions_first_step: (c[0] ?? []).slice(0, 8),
         completions_last_step: (c[c.length - 1] ?? []).slice(0, 8),
         ...(rubricQuality ? { rubric_quality: rubricQuality } : {}),

@@ -15,6 +15,7 @@ import { GrpoTrainer } from '../../src/rl/trainer';
 import { aggregateGroup, judgeRollouts, scoresOf } from '../../src/rubric';
 import { lessonById } from '../../src/share/lessons';
 import { OPEN_WITH_THE } from '../../src/share/presets';
+import { keepStep } from '../experiments/keepStep.mjs';
 
 /** The lesson whose experiment is distilled: its teacher_model is the shipped copy of this experiment's teacher. */
 const LESSON_ID = 'distill-teacher';
@@ -41,21 +42,6 @@ async function evaluate(ctx: GrpoContext, prompts: readonly string[], req: EvalR
   return { reward: mean, se, n: rewards.length, samples: rollouts.slice(0, 8).map((r) => r.completion) };
 }
 
-/** What the experiment keeps of a step: what scripts/experiments/lessons.mjs keeps (its lessons.json can merge these runs). */
-const keep = (m: StepMetrics) => ({
-  step: m.step,
-  rewards: m.rewards,
-  held_out: m.held_out,
-  frac_reward_zero_std: m.frac_reward_zero_std,
-  entropy: m.entropy,
-  clip_ratio_low: m.clip_ratio_low,
-  clip_ratio_high: m.clip_ratio_high,
-  clip_ratio_region: m.clip_ratio_region,
-  completions: { mean_length: m.completions.mean_length },
-  loss: m.loss,
-  step_seconds: m.step_seconds,
-  distillation: m.distillation,
-});
 
 /** A trainer whose steps go on with `run(n)`; `result()` is every step so far. */
 function trainer(ctx: GrpoContext, prompts: readonly string[]) {
@@ -72,7 +58,7 @@ function trainer(ctx: GrpoContext, prompts: readonly string[]) {
     async run(steps: number) {
       for (let i = 0; i < steps && t.status !== 'failed' && t.status !== 'finished'; i++) await t.singleStep();
     },
-    result: () => ({ status: t.status, metrics: metrics.map(keep), errors }),
+    result: () => ({ status: t.status, metrics: metrics.map(keepStep), errors }),
   };
 }
 
