@@ -63,6 +63,12 @@ export interface TrainingShape {
     teacher?: ModelConfig | null;
     /** The ema teacher (teacher_weights "ema"): one more copy of the policy's weights, loaded frozen (no gradients, no moments). */
     ema?: boolean;
+    /**
+     * GKD's lmbda < 1 (src/rl/distill/teacherSampling.ts): some steps' batch is the teacher's own
+     * generate() call (its KV cache and sampling buffers, from its prompt of teacherPromptTokens)
+     * instead of the student's. Default false.
+     */
+    samples?: boolean;
   } | null;
 }
 
@@ -87,9 +93,9 @@ export interface MemoryEstimate {
    * micro-batches reuse them).
    */
   activations: number;
-  /** Sampling's KV cache. */
+  /** Sampling's KV cache (and the teacher's, beyond what it reuses, when the teacher samples). */
   kvCache: number;
-  /** Sampling's other buffers: outputs, the prefill submission, a chunk of decode steps. */
+  /** Sampling's other buffers: outputs, the prefill submission, a chunk of decode steps (the teacher's too when it samples). */
   sampling: number;
   /** The update's [rows, vocab] buffers of one micro-batch: logits, their gradient, and the reference's logits when beta > 0. */
   logits: number;
@@ -450,6 +456,18 @@ function trainedSequences(shape: TrainingShape): number {
 
 const isLogits = (b: BufferEstimate) => b.label.startsWith('logits [') || b.label.startsWith('grad logits [');
 
+/**
+ * The teacher's generate() call when it samples a batch (distillation.samples): N rows from its
+ * own prompt, with its own layout — a separate model's, the starting weights' (frozen or ema: no
+ * adapters) or the live policy's (with them). None otherwise.
+ */
+function teacherSamplingBuffers(L: ModelLayout, shape: TrainingShape, N: number): { kvCache: BufferEstimate[]; other: BufferEstimate[] } {
+  const d = shape.distillation;
+  if (!d?.samples) return { kvCache: [], other: [] };
+  const layout = d.teacher ? modelLayout(d.teacher, null) : d.frozen || d.ema ? modelLayout(shape.config, null) : L;
+  return samplingBuffers(layout, { batch: N, promptTokens: d.teacherPromptTokens, completionTokens: shape.completionTokens });
+}
+
 export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
   positive('numGenerations', shape.numGenerations);
   positive('promptsPerStep', shape.promptsPerStep);
@@ -514,6 +532,12 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
   const pool = new PoolSim();
   pool.acquire([...sampling.kvCache, ...sampling.other]);
   pool.release([...sampling.kvCache, ...sampling.other]);
+  // A teacher-sampled step's generate() call (lmbda < 1): the pool keeps what it adds beyond the
+  // student's free buffers (a step samples one or the other; over a run, both).
+  const teacher = teacherSamplingBuffers(L, shape, N);
+  const beforeTeacher = pool.created.length;
+  pool.submission([...teacher.kvCache, ...teacher.other]);
+  const teacherAdded = pool.created.slice(beforeTeacher);
   // The guided rollouts' own generate() call: what it needs beyond the first call's free buffers.
   const second: { kvCache: BufferEstimate[]; other: BufferEstimate[] } = guided ? samplingBuffers(L, { batch: guided.sequences, promptTokens: guided.promptTokens, completionTokens: shape.completionTokens }) : { kvCache: [], other: [] };
   const beforeSecond = pool.created.length;
@@ -530,8 +554,12 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
   const passesPool = new PoolSim();
   runPasses(passesPool, L, shape, microBatchSizes(N, shape.microBatch));
   const persistent = params.weights.total + params.gradients.total + params.optimizer.total + model.total + reference.total;
-  const samplingBytes = Math.max(allocatedBytes(sampling.kvCache) + allocatedBytes(sampling.other), allocatedBytes(second.kvCache) + allocatedBytes(second.other));
-  const everything = [...params.weights.buffers, ...sampling.kvCache, ...sampling.other, ...second.kvCache, ...second.other, ...passesPool.created, ...alone];
+  const samplingBytes = Math.max(
+    allocatedBytes(sampling.kvCache) + allocatedBytes(sampling.other),
+    allocatedBytes(teacher.kvCache) + allocatedBytes(teacher.other),
+    allocatedBytes(second.kvCache) + allocatedBytes(second.other),
+  );
+  const everything = [...params.weights.buffers, ...sampling.kvCache, ...sampling.other, ...teacher.kvCache, ...teacher.other, ...second.kvCache, ...second.other, ...passesPool.created, ...alone];
   const largest = everything.reduce((a, b) => (b.bytes > a.bytes ? b : a));
   return {
     weights: params.weights.total,
@@ -540,8 +568,14 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
     modelBuffers: model.total,
     referenceModel: reference.total,
     activations: allocatedBytes(added.filter((b) => !isLogits(b))),
-    kvCache: allocatedBytes(sampling.kvCache) + allocatedBytes(secondAdded.filter((b) => second.kvCache.includes(b))),
-    sampling: allocatedBytes(sampling.other) + allocatedBytes(secondAdded.filter((b) => !second.kvCache.includes(b))),
+    kvCache:
+      allocatedBytes(sampling.kvCache) +
+      allocatedBytes(teacherAdded.filter((b) => teacher.kvCache.includes(b))) +
+      allocatedBytes(secondAdded.filter((b) => second.kvCache.includes(b))),
+    sampling:
+      allocatedBytes(sampling.other) +
+      allocatedBytes(teacherAdded.filter((b) => !teacher.kvCache.includes(b))) +
+      allocatedBytes(secondAdded.filter((b) => !second.kvCache.includes(b))),
     logits: allocatedBytes(added.filter(isLogits)),
     passes: allocatedBytes(passesAdded),
     total: persistent + pool.bytes,

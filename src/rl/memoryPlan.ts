@@ -80,12 +80,19 @@ export function planMemory(
     cortPromptTokens: config.cort_credit ? cortTokens(rubricConditionedPrompt(longest, criteria), byte, room) : null,
     // The self_rubric teacher's prompt carries the rubric (src/rl/distill/teacher.ts refuses one past the
     // context; criterion_injection's carries at most all of it). The black_box teacher runs no pass here.
+    // With lmbda < 1 the teacher also samples some steps' batches from that prompt (teacherSampling.ts).
     distillation:
       config.distillation.teacher === 'off' || config.distillation.teacher === 'black_box'
         ? null
         : config.distillation.teacher === 'model'
-          ? { teacherPromptTokens: promptTokens, frozen: false, teacher: teacherHfConfig ? configFromHf(teacherHfConfig) : null }
-          : { teacherPromptTokens: cortTokens(privilegedPrompt(longest, criteria), byte, room), frozen: config.distillation.teacher_weights === 'frozen', ema: config.distillation.teacher_weights === 'ema' },
+          ? { teacherPromptTokens: promptTokens, frozen: false, teacher: teacherHfConfig ? configFromHf(teacherHfConfig) : null, samples: config.distillation.lmbda < 1 }
+          : {
+              teacherPromptTokens: cortTokens(privilegedPrompt(longest, criteria), byte, room),
+              frozen: config.distillation.teacher_weights === 'frozen',
+              ema: config.distillation.teacher_weights === 'ema',
+              // Only self_rubric samples (criterion_injection is refused with lmbda < 1: samplingTeacher).
+              samples: config.distillation.teacher === 'self_rubric' && config.distillation.lmbda < 1,
+            },
   });
   // A plain copy: GPUSupportedLimits cannot cross postMessage.
   const plain = { maxBufferSize: limits.maxBufferSize, maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize };
