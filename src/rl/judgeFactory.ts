@@ -24,6 +24,9 @@ import { modelJudge, zeroShotJudge } from './modelJudge';
 import { examplesByCriterion, type ProbeExample } from '../rubric/probeLabels';
 import type { ProbeSet } from '../rubric/probeSet';
 import { probeJudge, trainProbeSet } from './probeJudge';
+import type { ExternalGrader } from './externalGrading';
+import { completionPairScorer, pairwiseJudge, withPairwise } from '../rubric/pairwiseJudge';
+import { enginePairScorer } from './pairwiseEngine';
 
 export interface JudgeSources {
   /** The policy's starting files: the self-judge is a frozen copy of them… */
@@ -68,7 +71,8 @@ const SHORT_CONTEXT = 1024;
 /**
  * A model on our engine as a judge, with the judge prompts its context length allows: the P(yes)
  * margin, or (requests carrying judge_verdict "generative", src/rubric/judgeDesign.ts) a written
- * verdict line per criterion or per checklist (src/rl/generativeJudge.ts).
+ * verdict line per criterion or per checklist (src/rl/generativeJudge.ts), or (judge_verdict
+ * "pairwise") the margin of "A" vs "B" over two responses of a group (src/rl/pairwiseEngine.ts).
  */
 export function engineJudge(loaded: Pick<LoadedModel, 'model' | 'tokenizer' | 'formatPrompt'>, name: string): Judge & { complete: Complete } {
   const short = loaded.model.config.maxPositions < SHORT_CONTEXT;
@@ -85,10 +89,9 @@ export function engineJudge(loaded: Pick<LoadedModel, 'model' | 'tokenizer' | 'f
       buildPrompt: short ? compactVerdictPromptText : verdictPromptText,
       buildChecklistPrompt: short ? compactChecklistPromptText : checklistPromptText,
     });
-  return {
+  const pairwise = pairwiseJudge(name, enginePairScorer(loaded, { compact: short }));
+  const pointwise: Judge = {
     name,
-    // A text writer too: rubric_evolution and the black-box teacher ask it for criteria (judgeGenerator).
-    complete: engineWriter(loaded),
     async judge(requests, options = {}) {
       const results = new Array<CriterionResult>(requests.length);
       let before = 0;
@@ -104,6 +107,8 @@ export function engineJudge(loaded: Pick<LoadedModel, 'model' | 'tokenizer' | 'f
       return results;
     },
   };
+  // A text writer too: rubric_evolution and the black-box teacher ask it for criteria (judgeGenerator).
+  return { ...withPairwise(pointwise, pairwise), complete: engineWriter(loaded) };
 }
 
 /** The name a 'model' judge goes by in results and reasons, wherever it runs. */
@@ -159,9 +164,8 @@ export async function buildJudge(rt: GpuRuntime, choice: JudgeChoice, sources: J
     }
     case 'zero_shot':
       return { judge: zeroShotJudge({ model: choice.model }), release: () => {} };
-    case 'remote':
-      return {
-        judge: remoteJudge({
+    case 'remote': {
+      const remote = remoteJudge({
           url: choice.url,
           model: choice.model,
           ...(sources.apiKey ? { apiKey: sources.apiKey } : {}),
@@ -171,8 +175,27 @@ export async function buildJudge(rt: GpuRuntime, choice: JudgeChoice, sources: J
           ...(choice.timeout_ms !== undefined ? { timeoutMs: choice.timeout_ms } : {}),
           ...(choice.temperature !== undefined ? { temperature: choice.temperature } : {}),
           ...(choice.max_tokens !== undefined ? { maxTokens: choice.max_tokens } : {}),
-        }),
-        release: () => {},
-      };
+      });
+      // judge_verdict "pairwise": one request per ordered pair, the reply one letter (parsed strictly).
+      const pairs = completionPairScorer((m, o) => remote.complete(m, o), { concurrency: remote.toJSON().concurrency, ...(typeof choice.max_tokens === 'number' ? { maxTokens: choice.max_tokens } : {}) });
+      const judge = Object.assign(withPairwise(remote, pairwiseJudge(remote.name, pairs)), { complete: remote.complete.bind(remote), toJSON: () => remote.toJSON() });
+      return { judge, release: () => {} };
+    }
   }
+}
+
+/**
+ * The external judge of judge_external_fraction (src/rl/externalGrading.ts), built like any judge
+ * choice from the same sources (a remote one gets the key only when it was entered for its site);
+ * none while the fraction is 0. The config refuses self, rules and probe as external judges.
+ */
+export async function buildExternalGrader(
+  rt: GpuRuntime,
+  config: { judge_external_fraction: number; judge_external: JudgeChoice | null },
+  sources: JudgeSources,
+): Promise<{ grader: ExternalGrader | null; release: () => void }> {
+  if (config.judge_external_fraction === 0 || config.judge_external === null) return { grader: null, release: () => {} };
+  const built = await buildJudge(rt, config.judge_external, sources);
+  if (!built.judge) throw new Error(`judge_external ${config.judge_external.kind} answers no judge question`);
+  return { grader: { judge: built.judge, fraction: config.judge_external_fraction }, release: built.release };
 }

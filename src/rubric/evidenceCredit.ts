@@ -173,6 +173,7 @@ export const QUOTING_JUDGE_KINDS: readonly string[] = ['remote'];
 /** Why evidence-required credit cannot work with this judge kind and verdict design, or null. */
 export function evidenceJudgeIssue(evidenceRequired: boolean, judgeKind: string, verdict: JudgeVerdict = 'logprob_margin'): string | null {
   if (!evidenceRequired || writesVerdicts(judgeKind, verdict)) return null;
+  if (verdict === 'pairwise') return 'judge_evidence_required cannot run with judge_verdict "pairwise": the pairwise judge names the better of two responses (A or B) and quotes neither, so every pass would be withheld. Use judge_verdict "generative"';
   if (judgeKind === 'rules') return 'judge_evidence_required needs a model judge that quotes the response (a remote endpoint, or self/model with judge_verdict "generative"): with the rules alone there is no judge verdict to check';
   if (judgeKind === 'self' || judgeKind === 'model') {
     return `judge_evidence_required needs a judge that writes its verdict and a quote: the "${judgeKind}" judge with judge_verdict "logprob_margin" scores P("yes") from one next-token distribution and writes no quote, so every pass would be withheld. Use judge_verdict "generative"`;

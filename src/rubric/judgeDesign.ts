@@ -5,6 +5,9 @@
 //   judge_verdict  logprob_margin  P(yes) read from one next-token distribution (no text, no quote)
 //                  generative      the judge writes a verdict line with a quote and a short reason
 //                                  (src/rubric/judges/verdictLine.ts), greedy, on our engine
+//                  pairwise        two responses of a group in one prompt, "which meets the criterion
+//                                  better, A or B?", every pair in both orders; a rollout scores its
+//                                  share of wins (src/rubric/pairwiseJudge.ts; self, model, remote)
 //   judge_scope    per_criterion   one call per (response, criterion)
 //                  checklist       one call per response sees all its judge questions and writes
 //                                  one numbered verdict line per criterion
@@ -15,7 +18,7 @@
 import { isHolistic } from './holistic';
 import type { Judge, JudgeRequest } from './judge';
 
-export type JudgeVerdict = 'logprob_margin' | 'generative';
+export type JudgeVerdict = 'logprob_margin' | 'generative' | 'pairwise';
 export type JudgeScope = 'per_criterion' | 'checklist';
 
 export interface JudgeDesign {
@@ -30,11 +33,18 @@ export const judgeDesignOf = (c: { judge_verdict: JudgeVerdict; judge_scope: Jud
 
 /** Judge kinds whose verdicts are text: they can quote (evidence-required credit) and answer a checklist. */
 export function writesVerdicts(judgeKind: string, verdict: JudgeVerdict): boolean {
-  return judgeKind === 'remote' || ((judgeKind === 'self' || judgeKind === 'model') && verdict === 'generative');
+  // A pairwise verdict is a letter (or the margin of one): it quotes nothing and lists no checklist.
+  return verdict !== 'pairwise' && (judgeKind === 'remote' || ((judgeKind === 'self' || judgeKind === 'model') && verdict === 'generative'));
 }
 
 /** Why this design cannot run with this judge kind (the config field, and a message naming it), or null. */
 export function judgeDesignIssue(design: JudgeDesign, judgeKind: string): { field: 'judge_verdict' | 'judge_scope'; message: string } | null {
+  if (design.verdict === 'pairwise' && !['self', 'model', 'remote'].includes(judgeKind)) {
+    return { field: 'judge_verdict', message: `judge_verdict "pairwise" needs a model that reads two responses in one prompt (judge self, model or remote); the "${judgeKind}" judge scores one response at a time` };
+  }
+  if (design.verdict === 'pairwise' && design.scope === 'checklist') {
+    return { field: 'judge_scope', message: 'judge_scope "checklist" cannot run with judge_verdict "pairwise": a pairwise prompt compares two responses on one criterion. Use judge_scope "per_criterion"' };
+  }
   if (design.verdict === 'generative' && judgeKind === 'probe') {
     // The probe judge (src/rl/probeJudge.ts) reads a hidden state through its fitted weights: it writes nothing.
     return { field: 'judge_verdict', message: 'judge_verdict "generative" cannot run on the probe judge: it scores P(yes) from the judge model\'s hidden state through weights fitted to your labels and writes no text. Use judge self or model' };
