@@ -118,6 +118,33 @@ describe('on-policy distillation with the self_rubric teacher', () => {
   });
 });
 
+describe('RuFT (schedule ruft): rejection-sampling SFT on the rubric-passing rollouts, then GRPO', () => {
+  it('trains step 0 only on the rollouts whose reward reaches min_reward, and step 1 on GRPO\'s advantages', async () => {
+    // A rule that splits random bytes: the completion starts with a printable ASCII character (reward 1, else 0).
+    const rubric = { name: 'ascii', criteria: [{ id: 'ascii_first', text: 'Starts with a printable ASCII character', weight: 1, tier: 'essential', rule: { kind: 'regex', pattern: '^[ -~]' } }] };
+    const options = { ...BASE, num_generations: 4, generation_batch_size: 8, loss_type: 'dapo', distillation: { schedule: { kind: 'ruft', sft_steps: 1, min_reward: 1 } } };
+    const r = await harness.runModule(CASES, 'steps', { options, steps: 2, rubric });
+    const [sft, rl] = r.steps as { metrics: Record<string, any>; rollouts: Rollout[] }[];
+    // Step 0: the SFT phase. A rollout is kept (advantage 1) exactly when its reward reaches min_reward; the others get 0.
+    expect(sft.metrics.schedule).toEqual({ phase: 'sft', on_policy: null, sft_kept: sft.rollouts.filter((x) => x.reward === 1).length });
+    const kept = sft.rollouts.filter((x) => x.reward! >= 1);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(sft.rollouts.length);
+    for (const x of sft.rollouts) expect(x.advantage).toBe(x.reward! >= 1 ? 1 : 0);
+    // The loss touches only the kept rows: dapo at ratio 1 is −Σ A·ratio over tokens / all tokens = −(kept tokens) / (all tokens).
+    const tokens = (xs: Rollout[]) => xs.reduce((n, x) => n + x.completion_ids.length, 0);
+    expect(sft.metrics.policy_loss).toBeCloseTo(-tokens(kept) / tokens(sft.rollouts), 4);
+    expect(sft.metrics.grad_norm).toBeGreaterThan(0);
+    // Step 1: GRPO. Group-relative advantages (each group's sum 0, a failing rollout in a mixed group below 0), no rejection count.
+    expect(rl.metrics.schedule).toEqual({ phase: 'rl', on_policy: null, sft_kept: null });
+    for (let g = 0; g < 2; g++) {
+      const group = rl.rollouts.slice(4 * g, 4 * g + 4);
+      expect(Math.abs(group.reduce((s, x) => s + x.advantage, 0))).toBeLessThan(1e-4);
+      if (new Set(group.map((x) => x.reward)).size > 1) for (const x of group) expect(Math.sign(x.advantage)).toBe(x.reward === 1 ? 1 : -1);
+    }
+  });
+});
+
 describe('distillation training modes (lmbda, EMA teacher, token selection)', () => {
   it('lmbda 0 trains on the EMA teacher\'s own draw; its entropy selection keeps part of the tokens; the EMA weights follow the policy', async () => {
     const r = await harness.runModule(CASES, 'trainingModes', {});

@@ -28,8 +28,8 @@ const RUBRIC = {
   ],
 };
 
-/** `teacherSeed`: a second model of the same shape and tokenizer, initialised from that seed, is the "model" teacher. */
-async function context(rt: GpuRuntime, options: GrpoConfigInput, teacherSeed?: number): Promise<GrpoContext> {
+/** `teacherSeed`: a second model of the same shape and tokenizer, initialised from that seed, is the "model" teacher; `rubricInput`: another rubric than RUBRIC. */
+async function context(rt: GpuRuntime, options: GrpoConfigInput, teacherSeed?: number, rubricInput: unknown = RUBRIC): Promise<GrpoContext> {
   const config = configFromHf({ model_type: 'gpt2', vocab_size: tok.vocabSize, n_embd: 32, n_layer: 2, n_head: 4, n_inner: 64, n_positions: 128 });
   // A larger init than the GRPO cases' so the teacher's privileged prompt changes its next-token
   // distributions by more than rounding noise.
@@ -37,7 +37,7 @@ async function context(rt: GpuRuntime, options: GrpoConfigInput, teacherSeed?: n
   const model = new Transformer(rt, config, ParameterStore.create(rt, config, weights));
   const grpo = parseGrpoConfig(options);
   const reference = grpo.beta > 0 || needsFrozenTeacher(grpo) ? new Transformer(rt, config, ParameterStore.create(rt, config, weights)) : null;
-  const rubric = parseRubric(RUBRIC);
+  const rubric = parseRubric(rubricInput);
   const formatPrompt = (text: string) => [tok.bosTokenId, ...tok.encode(`Q: ${text}\nA: `)];
   const distillModel =
     teacherSeed === undefined ? null : { model: new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, teacherSeed, 0.4), { frozen: true })), formatPrompt };
@@ -77,8 +77,8 @@ async function divergenceOf(ctx: GrpoContext, prompts: string[], completions: nu
   return distillMetrics({ ...read, weights, mask: batch.mask, weight: 1 }).divergence;
 }
 
-export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; steps: number; teacherSeed?: number }) {
-  const ctx = await context(rt, input.options, input.teacherSeed);
+export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; steps: number; teacherSeed?: number; rubric?: unknown }) {
+  const ctx = await context(rt, input.options, input.teacherSeed, input.rubric);
   const prompts = Array.from({ length: ctx.config.generation_batch_size / ctx.config.num_generations }, (_, i) => `Word ${i}?`);
   const out = [];
   let evalSet: { prompts: string[]; completions: number[][] } | null = null;
@@ -93,7 +93,8 @@ export async function steps(rt: GpuRuntime, input: { options: GrpoConfigInput; s
   // The fixed set's divergence under the starting weights is the first step's own first-pass
   // measurement (before any update); after the steps, measured with the same kernel.
   const before = out[0].metrics.distillation?.divergence ?? null;
-  const after = evalSet && evalSet.completions.some((c) => c.length > 0) ? await divergenceOf(ctx, evalSet.prompts, evalSet.completions) : null;
+  // No teacher (RuFT alone): nothing to measure.
+  const after = ctx.config.distillation.teacher !== 'off' && evalSet && evalSet.completions.some((c) => c.length > 0) ? await divergenceOf(ctx, evalSet.prompts, evalSet.completions) : null;
   ctx.model.params.destroy();
   ctx.reference?.params.destroy();
   ctx.distillModel?.model.params.destroy();
