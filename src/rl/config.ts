@@ -185,7 +185,9 @@ export const grpoConfigSchema = z
     // logprob_margin: P(yes) from one next-token distribution; generative: a written verdict line
     // (answer, quote, short reason) — and whether one judge call sees one criterion or the whole
     // checklist of a response. Not GRPOConfig options (TRL has no rubric judge).
-    judge_verdict: z.enum(['logprob_margin', 'generative']).default('logprob_margin'),
+    // pairwise: two rollouts of a group in one prompt, both orders; a rollout scores its share of
+    // wins, and the judge meta panel's position bias is the model's own (src/rubric/pairwiseJudge.ts).
+    judge_verdict: z.enum(['logprob_margin', 'generative', 'pairwise']).default('logprob_margin'),
     judge_scope: z.enum(['per_criterion', 'checklist']).default('per_criterion'),
     // Online rubric evolution (src/rubric/evolve.ts; issue 12): every rubric_evolution_every steps a
     // strategy may propose a new rubric version from the last rubric_evolution_window steps'

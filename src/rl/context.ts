@@ -156,7 +156,8 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       // Evidence-required credit wraps the trained rubric's judge; the held-out (gold) rubric is judged by the bare judge.
       // The judge design (judge_verdict, judge_scope) travels with every request, to a judge worker too.
       ...evidenceJudges(judge && designedJudge(judge, judgeDesignOf(config)), config),
-      judgeCache: options.judgeCache ?? new JudgeCache(),
+      // A pairwise score depends on the rollout's group: one verdict per (prompt, completion, criterion) cannot be kept.
+      judgeCache: config.judge_verdict === 'pairwise' ? undefined : (options.judgeCache ?? new JudgeCache()),
       judgeBias,
       config,
       releaseJudge,

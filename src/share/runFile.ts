@@ -275,6 +275,8 @@ const criterionResultSchema = z.union([
     // Evidence-required credit (src/rubric/evidenceCredit.ts): quoted or withheld, and the vacuous-credit probe's outcome.
     evidence: z.enum(['quoted', 'withheld']).optional(),
     probe: z.enum(['survived', 'fell', 'unscorable']).optional(),
+    // judge_verdict "pairwise" (src/rubric/pairwiseJudge.ts): the model's verdicts of the pairs with this rollout in the first slot.
+    pairwise: z.array(z.strictObject({ vs: count, winner: z.enum(['first', 'second', 'tie']), margin: z.number().finite() })).max(1000).optional(),
   }),
   z.strictObject({ criterion_id: z.string(), status: z.enum(['unscorable', 'needs_model']), score: z.null(), reason: z.string() }),
 ]);
