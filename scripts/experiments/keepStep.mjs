@@ -14,4 +14,7 @@ export const keepStep = (m) => ({
   loss: m.loss,
   step_seconds: m.step_seconds,
   distillation: m.distillation,
+  // rubric_evolution: the version judged with and the decision after the step (its reason, checks and new rubric).
+  rubric_version: m.rubric_version,
+  rubric_evolution: m.rubric_evolution,
 });

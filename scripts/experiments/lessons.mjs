@@ -22,7 +22,7 @@ import { openHarness, repoRoot } from '../lib/browser.mjs';
 import { keepStep } from './keepStep.mjs';
 
 /** Steps each lesson family needs for its claim to show (measured; see the README's "Lesson experiments"). */
-const STEPS = { 'grpo-basics': 5, 'reward-hacking': 8, 'hacking-onset': 8, 'vacuous-credit': 6, 'zero-variance': 4, clipping: 4, 'rubric-quality': 4, 'distill-then-rl': 4, 'distill-': 2 };
+const STEPS = { 'grpo-basics': 5, 'reward-hacking': 8, 'hacking-onset': 8, 'vacuous-credit': 6, 'zero-variance': 4, clipping: 4, 'rubric-quality': 4, 'distill-then-rl': 4, 'distill-': 2, 'rubric-evolution': 6 };
 const stepsFor = (id) => STEPS[Object.keys(STEPS).find((k) => id.startsWith(k))] ?? 5;
 
 const { values } = parseArgs({

@@ -9,7 +9,7 @@ import type { StepMetrics } from '../../src/rl/grpoStep';
 import { qualityFigures, type RubricQuality } from './rubricQuality';
 
 /** What one run keeps of a step (the full StepMetrics also fit). */
-export type StepFigures = Pick<StepMetrics, 'step' | 'rewards' | 'held_out' | 'frac_reward_zero_std' | 'entropy' | 'clip_ratio_low' | 'clip_ratio_high' | 'step_seconds'> & Partial<Pick<StepMetrics, 'distillation'>> & {
+export type StepFigures = Pick<StepMetrics, 'step' | 'rewards' | 'held_out' | 'frac_reward_zero_std' | 'entropy' | 'clip_ratio_low' | 'clip_ratio_high' | 'step_seconds'> & Partial<Pick<StepMetrics, 'distillation' | 'rubric_evolution'>> & {
   completions: Pick<StepMetrics['completions'], 'mean_length'>;
 };
 
@@ -70,7 +70,8 @@ export function spread(values: readonly (number | null)[]): Spread {
 const diff = (a: number | null, b: number | null) => (finite(a) && finite(b) ? a - b : null);
 
 /** The lesson family an id belongs to (a lesson and its variants share the claim's figures). */
-export function family(lesson: string): 'basics' | 'hacking' | 'zero' | 'clipping' | 'distill' | 'other' {
+export function family(lesson: string): 'basics' | 'hacking' | 'zero' | 'clipping' | 'distill' | 'evolution' | 'other' {
+  if (lesson.startsWith('rubric-evolution')) return 'evolution';
   if (lesson.startsWith('grpo-basics')) return 'basics';
   if (lesson.startsWith('reward-hacking') || lesson === 'hacking-onset' || lesson === 'vacuous-credit') return 'hacking';
   if (lesson.startsWith('zero-variance')) return 'zero';
@@ -172,6 +173,24 @@ export function runFigures(run: LessonRun): Figures {
       f['held-out early'] = early(gold);
       f['held-out late'] = late(gold);
       f['held-out change'] = diff(f['held-out late'], f['held-out early']);
+      break;
+    }
+    case 'evolution': {
+      // Rubric evolution: the trained reward changes meaning at an accepted version, so the
+      // held-out (starting) rubric is the yardstick; zero-std groups and the reward spread show
+      // whether the new criterion tells answers apart.
+      const zero = ms.map((m) => m.frac_reward_zero_std);
+      const std = ms.map((m) => m.rewards.reward_std);
+      const gold = ms.map((m) => m.held_out?.reward ?? null);
+      const accepted = ms.filter((m) => m.rubric_evolution?.outcome === 'accepted');
+      f['zero-std early'] = early(zero);
+      f['zero-std late'] = late(zero);
+      f['reward std early'] = early(std);
+      f['reward std late'] = late(std);
+      f['held-out early'] = early(gold);
+      f['held-out late'] = late(gold);
+      f['accepted versions'] = accepted.length;
+      f['first accepted after step'] = accepted.length ? accepted[0].step : null;
       break;
     }
     default:

@@ -41,6 +41,7 @@ export async function evolveAfterStep(ctx: GrpoContext, step: number, result: St
     lookback: cfg.rubric_evolution_window,
     maxNew: EVOLUTION_MAX_NEW,
     threshold: cfg.reward_aggregation.pass_threshold ?? 0.5,
+    writer: cfg.rubric_evolution_writer,
   };
   if (!evolutionDue(history, step, options)) return;
   const event = await evolveRubric({

@@ -9,7 +9,9 @@
 //   prune           remove criteria with zero within-group variance over the recent steps (#12): they
 //                   add nothing to any advantage. Needs no model.
 //   rare            replace a criterion every rollout of the recent steps already satisfies with flaw
-//                   checks (pitfalls) a model proposes from those rollouts (RARE, #10).
+//                   checks (pitfalls) a model proposes from those rollouts (RARE, #10), or, with
+//                   the writer 'catalogue', the most discriminative rule-based check of a fixed
+//                   catalogue (flawCatalogue.ts: no model, nothing model-written).
 //   online_rubrics  add criteria a model elicits from comparing the current policy's rollouts
 //                   with the starting policy's rollouts to the same prompt (OnlineRubrics, #30).
 //                   The reference samples are the run's first step (sampled by the starting
@@ -30,7 +32,7 @@ import type { Complete } from './generate';
 import { measureRubric, type CriterionFlag, type MeasuredRollout } from './measure';
 import { parseRubric, type Rubric } from './schema';
 import { rubricVersion } from './version';
-import { onlineRubricsProposal, rareProposal } from './evolvePropose';
+import { onlineRubricsProposal, rareProposal, type EvolutionWriter } from './evolvePropose';
 
 export const RUBRIC_EVOLUTION_STRATEGIES = ['off', 'prune', 'rare', 'online_rubrics'] as const;
 export type RubricEvolutionStrategy = (typeof RUBRIC_EVOLUTION_STRATEGIES)[number];
@@ -91,6 +93,8 @@ export interface EvolutionOptions {
   /** Criteria a model may add in one proposal. */
   maxNew: number;
   threshold: number;
+  /** rare's writer: the model (default) or the rule catalogue (flawCatalogue.ts). */
+  writer?: EvolutionWriter;
 }
 
 /** A fresh history for the version in use. */
@@ -268,7 +272,7 @@ export async function evolveRubric(input: EvolveInput): Promise<RubricEvolutionE
       strategy === 'prune'
         ? pruneProposal(parent, snapshot, options.threshold)
         : strategy === 'rare'
-          ? await rareProposal(parent, snapshot, { complete: input.complete, maxNew: options.maxNew, threshold: options.threshold, signal: input.signal })
+          ? await rareProposal(parent, snapshot, { complete: input.complete, writer: options.writer, maxNew: options.maxNew, threshold: options.threshold, signal: input.signal })
           : await onlineRubricsProposal(parent, history.steps[history.steps.length - 1]?.rollouts ?? [], history.reference, { complete: input.complete, maxNew: options.maxNew, signal: input.signal });
   } catch (e) {
     if ((e as DOMException).name === 'AbortError') throw e;

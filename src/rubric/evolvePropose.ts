@@ -7,6 +7,7 @@ import { defuseTags } from './judges/modelJudgePrompt';
 import { GENERATION_SYSTEM_PROMPT, type Complete, type GenerationMessages } from './generate';
 import { RubricError } from './errors';
 import { GenerationError, extractJson } from './generateParse';
+import { catalogueRareProposal } from './flawCatalogue';
 import { measureRubric } from './measure';
 import { MAX_CRITERIA, parseRubric, type Criterion, type Rubric } from './schema';
 import type { EvolutionRollout, NoProposal, Proposal } from './evolve';
@@ -102,8 +103,14 @@ export function parseNewCriteria(output: string, maxNew: number): Criterion[] {
   }
 }
 
+/** Who writes rare's flaw checks: the judge's model (`complete`), or the rule catalogue (flawCatalogue.ts, no model). */
+export const EVOLUTION_WRITERS = ['judge', 'catalogue'] as const;
+export type EvolutionWriter = (typeof EVOLUTION_WRITERS)[number];
+
 export interface ProposeOptions {
   complete?: Complete;
+  /** rare's writer (default 'judge'). */
+  writer?: EvolutionWriter;
   maxNew: number;
   threshold?: number;
   signal?: AbortSignal;
@@ -113,7 +120,8 @@ const NO_MODEL = (what: string) => `${what} needs a judge that writes text to pr
 
 /**
  * RARE: the saturated criterion with the largest weight (met by every scored rollout of the
- * recent steps) is replaced by the model's flaw checks (pitfalls: negative weights; a positive one is
+ * recent steps) is replaced by flaw checks: with writer 'catalogue', the rule catalogue's most
+ * discriminative check on the window (flawCatalogue.ts, no model); otherwise the model's (pitfalls: negative weights; a positive one is
  * malformed output). The model sees the prompt of the latest group and up to
  * MAX_SHOWN_RESPONSES of its rollouts.
  */
@@ -124,6 +132,7 @@ export async function rareProposal(rubric: Rubric, snapshot: readonly EvolutionR
     .filter(({ c, k }) => c.weight > 0 && m.criteria[k].scored > 0 && m.criteria[k].metRate === 1)
     .sort((a, b) => b.c.weight - a.c.weight);
   if (saturated.length === 0) return { none: 'no criterion is met by every rollout of the recent steps: nothing to replace' };
+  if (options.writer === 'catalogue') return catalogueRareProposal(rubric, saturated[0].c, snapshot, options.threshold);
   if (!options.complete) return { none: NO_MODEL('rare') };
   const { c: target } = saturated[0];
   const last = snapshot[snapshot.length - 1];

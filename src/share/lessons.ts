@@ -532,6 +532,59 @@ const RUBRIC_QUALITY = lesson(
   },
 );
 
+// ---- 8. Evolution replaces a saturated criterion (issue 12's rubric lab) ----
+
+/**
+ * "brief" is met by every answer of 40 characters from the first step (the rubric-quality runs:
+ * saturated on all three seeds), so it never moves an advantage. rubric_evolution "rare" with the
+ * rule catalogue as its writer (no model: src/rubric/flawCatalogue.ts) replaces it after step 1
+ * with the catalogue's most discriminative flaw check on steps 0–1, if that passes the guarded
+ * check. The held-out rubric is the starting rubric, measured every step and never trained on:
+ * one yardstick for the evolved run and the run without evolution.
+ */
+const EVOLUTION_RUBRIC = {
+  name: 'One criterion saturates at once',
+  criteria: [
+    { id: 'brief', text: 'Uses at most 12 words', weight: 1, tier: 'important', rule: { kind: 'length', unit: 'words', max: 12 } },
+    { id: 'finished', text: 'Ends with a full stop', weight: 1, tier: 'important', rule: { kind: 'ends_with', text: '.' } },
+  ],
+};
+
+const EVOLUTION_EXPERIMENT = (evolution: Record<string, unknown>): Shared['experiment'] => ({
+  model: DEFAULT_MODEL_ID,
+  prompts: PROMPTS,
+  rubric: EVOLUTION_RUBRIC,
+  held_out_rubric: { ...EVOLUTION_RUBRIC, name: 'The starting rubric (held out: measured, never trained on)' },
+  config: { ...BASE_CONFIG, rubric_evolution_every: 2, rubric_evolution_window: 2, rubric_evolution_writer: 'catalogue', ...evolution },
+});
+
+const EVOLUTION_EXPLANATION =
+  'A criterion every answer meets is saturated: it adds the same amount to every reward of a group, so it never changes an advantage. RARE (rubric_evolution "rare") replaces such a criterion with a flaw check, a pitfall some answers have and others do not. Here the writer is the rule catalogue (rubric_evolution_writer "catalogue"): no model writes anything; the catalogue holds rule-based flaw checks (unfinished last sentence, letter stutter, runs of symbols, running longer than the recent answers\' median word count, repeating a word, ...), and the one with the largest within-group variance on the last rubric_evolution_window steps is proposed. Like a model\'s proposal, it is applied only if it passes the guarded check on those steps\' stored answers, and each change is a new rubric version with its parent and reason. The held-out chart measures the starting rubric on every step, never trained on.';
+
+const RUBRIC_EVOLUTION = lesson(
+  'rubric-evolution',
+  8,
+  'Evolution replaces a saturated criterion',
+  '"brief" is met by every answer; after step 1 rubric evolution (rare, rule catalogue) swaps it for a flaw check that tells answers apart.',
+  EVOLUTION_EXPLANATION,
+  'Press Train. After step 1 the evolution log under the reward chart records the decision: which criterion was replaced, by which catalogue check, its within-group variance on steps 0–1 and the guarded check; the reward chart marks the new version. Open the rollout inspector on a later step: the new flaw check is judged there, brief no longer. Then open the variant without evolution and overlay the two runs: the held-out chart (the starting rubric) is the same yardstick for both.',
+  hide('reward_aggregation', 'scale_rewards', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'num_iterations'),
+  EVOLUTION_EXPERIMENT({ rubric_evolution: 'rare' }),
+  ['rubric-evolution-off'],
+);
+
+const RUBRIC_EVOLUTION_OFF = lesson(
+  'rubric-evolution-off',
+  8,
+  'Evolution replaces a saturated criterion: off',
+  'The same experiment with rubric_evolution off: "brief" stays, met by every answer.',
+  EVOLUTION_EXPLANATION,
+  'Train and compare with the evolving variant: here the rubric never changes, so brief, met by every answer, keeps adding the same amount to every reward. Overlay the two runs\' reward and held-out charts.',
+  hide('reward_aggregation', 'scale_rewards', 'loss_type', 'beta', 'epsilon', 'epsilon_high', 'num_iterations'),
+  EVOLUTION_EXPERIMENT({ rubric_evolution: 'off' }),
+  ['rubric-evolution'],
+);
+
 export const LESSONS: readonly Lesson[] = [
   BASICS,
   REWARD_HACKING,
@@ -546,6 +599,8 @@ export const LESSONS: readonly Lesson[] = [
   TOKEN_CREDIT,
   UNEXPLORED,
   RUBRIC_QUALITY,
+  RUBRIC_EVOLUTION,
+  RUBRIC_EVOLUTION_OFF,
   DISTILL_TEACHER,
   DISTILL_SELF_RUBRIC,
   DISTILL_THEN_RL,

@@ -43,6 +43,10 @@ export interface TrlExportOptions {
   rubricEvolution?: readonly (RubricEvolutionEvent | undefined)[];
 }
 
+/** rare's writer, when it is the rule catalogue: its flaw checks are rules (exported as such), not model-written. */
+const writerNote = (config: GrpoConfig) =>
+  config.rubric_evolution === 'rare' && config.rubric_evolution_writer === 'catalogue' ? ', flaw checks from the rule catalogue (rubric_evolution_writer "catalogue": rules, not model-written)' : '';
+
 /**
  * Online rubric evolution and TRL: TRL trains on one fixed reward, so the export writes one
  * rubric: the run's final accepted version when its rubric evolved, else the experiment's (the
@@ -53,14 +57,14 @@ export function finalRubricExperiment(experiment: unknown, config: GrpoConfig, e
   const last = accepted[accepted.length - 1];
   if (!last) {
     if (config.rubric_evolution === 'off') return { experiment, note: null };
-    return { experiment, note: `rubric_evolution "${config.rubric_evolution}" (every ${config.rubric_evolution_every} steps, window ${config.rubric_evolution_window}): TRL trains on one fixed reward; the run's rubric did not evolve, so rubric_reward.py holds the experiment's rubric; evolution not applied` };
+    return { experiment, note: `rubric_evolution "${config.rubric_evolution}"${writerNote(config)} (every ${config.rubric_evolution_every} steps, window ${config.rubric_evolution_window}): TRL trains on one fixed reward; the run's rubric did not evolve, so rubric_reward.py holds the experiment's rubric; evolution not applied` };
   }
   // The context's rubric carries holistic_likert's criterion; the export adds it again from the checklist.
   const rubric = { ...last.rubric!, criteria: last.rubric!.criteria.filter((c) => !isHolistic(c)) };
   const steps = accepted.map((e) => `step ${e.step + 1} (${e.strategy}: ${e.version!.slice(0, 12)}… from ${e.parent.slice(0, 12)}…)`).join(', ');
   return {
     experiment: { ...(experiment as Record<string, unknown>), rubric },
-    note: `the run's rubric evolved (rubric_evolution "${config.rubric_evolution}"): ${accepted.length} new version(s), from ${steps}; rubric_reward.py holds the final version ${last.version!.slice(0, 12)}…, and TRL trains on it from the first step (TRL has no rubric evolution)`,
+    note: `the run's rubric evolved (rubric_evolution "${config.rubric_evolution}"${writerNote(config)}): ${accepted.length} new version(s), from ${steps}; rubric_reward.py holds the final version ${last.version!.slice(0, 12)}…, and TRL trains on it from the first step (TRL has no rubric evolution)`,
   };
 }
 

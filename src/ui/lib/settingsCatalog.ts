@@ -6,6 +6,7 @@ import { GRPO_DEFAULTS, trlDefaultNote } from '../../rl/config';
 import { AGGREGATIONS } from '../../rubric';
 import { ROLLOUT_AGGREGATION_NAMES } from '../../rubric/aggregations';
 import { RUBRIC_EVOLUTION_STRATEGIES } from '../../rubric/evolve';
+import { EVOLUTION_WRITERS } from '../../rubric/evolvePropose';
 
 /** 'modules': LoRA target modules, typed as a comma-separated list, "all-linear", or empty for PEFT's default. */
 export type OptionKind = 'int' | 'number' | 'enum' | 'bool' | 'modules';
@@ -243,6 +244,14 @@ export const SETTING_GROUPS: OptionGroup[] = [
         trl: null,
         help: 'Steps of verdicts a decision looks at, and whose stored rollouts the guarded check scores a proposal on. After a new version the window refills under it.',
         when: (c) => (c.rubric_evolution ?? 'off') !== 'off',
+      },
+      {
+        key: 'rubric_evolution_writer',
+        kind: 'enum',
+        values: EVOLUTION_WRITERS,
+        trl: null,
+        help: 'Who writes rare\'s flaw checks. judge: the judge\'s model (a remote endpoint, or self/model). catalogue: no model: a fixed catalogue of rule-based flaw checks (unfinished last sentence, letter stutter, runs of symbols, repeated punctuation, letters run together, shouting, stray spacing, empty answer, running longer than the window\'s median or upper-quartile word count, repeating a word the window\'s rollouts repeat); the one with the largest within-group variance on the window that is neither saturated nor unreachable nor redundant with a kept criterion is proposed, as a rule (not model-written), and goes through the same guarded check. If none qualifies the rubric stays, with each check\'s reason. Restating the prompt is not in the catalogue: a rule sees only the response.',
+        when: (c) => (c.rubric_evolution ?? 'off') === 'rare',
       },
     ],
   },
