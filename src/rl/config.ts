@@ -9,6 +9,7 @@ import { ROLLOUT_AGGREGATION_NAMES } from '../rubric/aggregations';
 import { MAX_TEACHER_RESPONSES, teacherResponseSchema } from './distill/teacherResponses';
 import { distillModeIssues } from './distill/schedule';
 import { RUBRIC_EVOLUTION_STRATEGIES } from '../rubric/evolve';
+import { EVOLUTION_WRITERS } from '../rubric/evolvePropose';
 
 const probability = z.number().gt(0).lte(1);
 
@@ -196,6 +197,9 @@ export const grpoConfigSchema = z
     rubric_evolution: z.enum(RUBRIC_EVOLUTION_STRATEGIES).default('off'),
     rubric_evolution_every: z.number().int().min(1).max(10_000).default(5),
     rubric_evolution_window: z.number().int().min(1).max(100).default(3),
+    // Who writes rare's flaw checks: the judge's model (a remote endpoint or an engine judge), or
+    // the rule catalogue (src/rubric/flawCatalogue.ts: no model; its checks are rules, not model-written).
+    rubric_evolution_writer: z.enum(EVOLUTION_WRITERS).default('judge'),
     // Checkpoint every N steps (and on pause); 0 = only on pause/stop; null = auto (the default):
     // every step while a checkpoint is small, else every 10 (rl/checkpointPolicy.ts).
     save_steps: z.number().int().min(0).nullable().default(null),
@@ -308,6 +312,10 @@ export const grpoConfigSchema = z
     for (const issue of guidedRolloutIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of distillationIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of distillModeIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
+    if (c.rubric_evolution_writer === 'catalogue' && c.rubric_evolution === 'online_rubrics') {
+      // The catalogue holds flaw checks for a saturated criterion; eliciting new criteria from current-vs-start responses needs a model.
+      ctx.addIssue({ code: 'custom', path: ['rubric_evolution_writer'], message: 'the catalogue writes only rare\'s flaw checks: online_rubrics needs a judge that writes text (use the writer "judge", or rubric_evolution "rare")' });
+    }
     if (c.rubric_evolution !== 'off' && c.reward_aggregation.method === 'irt_ability') {
       // The IRT item table is fitted per criterion of one rubric version: a new version would start it over.
       ctx.addIssue({ code: 'custom', path: ['rubric_evolution'], message: 'cannot be combined with reward_aggregation "irt_ability" (its item table belongs to one rubric version): use "off", or another aggregation' });
