@@ -65,6 +65,8 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   { term: 'loss_type', kind: 'setting', definition: 'How the per-token losses of a batch are averaged into one number (dapo, grpo, dr_grpo, ...).' },
   { term: 'gate_cap', kind: 'setting', definition: 'The most reward an answer can get when it fails an essential criterion (essential gating).', lesson: 'reward-hacking-gated' },
   { term: 'dropout_p', kind: 'setting', definition: 'The chance that each criterion is left out of a step\'s reward (Rubric Dropout).', lesson: 'reward-hacking-dropout' },
+  { term: 'rubric_evolution', kind: 'setting', definition: 'How the rubric may change mid-run (prune, rare, online_rubrics): each change is a new version, applied only after a check on stored answers.', lesson: 'rubric-evolution' },
+  { term: 'rubric_evolution_writer', kind: 'setting', definition: 'Who writes rare\'s flaw checks: the judge\'s model, or a catalogue of rule-based checks (no model; the most discriminative on recent answers).', lesson: 'rubric-evolution' },
 
   // ---- Loss types (the values of loss_type) ----
   { term: 'dapo', kind: 'loss type', definition: 'Averages the loss over every token of the batch, so long answers count per token (DAPO; TRL\'s default).' },
