@@ -9,6 +9,9 @@ import { evolveRubric, newEvolutionHistory, recordEvolutionStep, type EvolutionO
 import { checkRule } from '../../../src/rubric/rules';
 import { parseGrpoConfig } from '../../../src/rl/config';
 import { finalRubricExperiment } from '../../../src/share/trlExport';
+import { decodeShareLink, encodeShareLink } from '../../../src/share/link';
+import { lessonById } from '../../../src/share/lessons';
+import { readRunFile, runFileJson, type RunFileInput } from '../../../src/share/runFile';
 
 const rule = (id: string, completions: string[] = []) => {
   const check = flawCatalogue(completions).find((c) => c.id === id);
@@ -190,6 +193,14 @@ describe('the option rubric_evolution_writer', () => {
     expect(parseGrpoConfig({}).rubric_evolution_writer).toBe('judge');
     expect(parseGrpoConfig({ rubric_evolution: 'rare', rubric_evolution_writer: 'catalogue' }).rubric_evolution_writer).toBe('catalogue');
     expect(() => parseGrpoConfig({ rubric_evolution: 'online_rubrics', rubric_evolution_writer: 'catalogue' })).toThrow(/the catalogue writes only rare's flaw checks/);
+  });
+
+  it('travels in share links and run files', async () => {
+    const shared = lessonById('rubric-evolution')!.shared;
+    expect((decodeShareLink(encodeShareLink(shared)).experiment.config as Record<string, unknown>).rubric_evolution_writer).toBe('catalogue');
+    const input: RunFileInput = { name: 'r', exported_at: '2026-01-01T00:00:00.000Z', experiment: shared.experiment as RunFileInput['experiment'], metrics: [], rollouts: [] };
+    const back = await readRunFile(await runFileJson(input));
+    expect((back.experiment.config as Record<string, unknown>).rubric_evolution_writer).toBe('catalogue');
   });
 
   it('the TRL export note says the flaw checks came from the rule catalogue', () => {
