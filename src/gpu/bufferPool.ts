@@ -76,6 +76,27 @@ export class BufferPool {
     return buffer;
   }
 
+  /**
+   * A new buffer, never one from the free list: for state kept across steps (AdamW moments
+   * created at the first optimizer step). Taking a free buffer there would take one a step's
+   * temporaries got back every step, so the next step would create a buffer and bind groups
+   * again where it should reuse everything. Released or discarded like any other.
+   */
+  acquireNew(byteLength: number, usage: GPUBufferUsageFlags, label = 'pooled'): GPUBuffer {
+    const size = bucketSize(Math.max(byteLength, 16));
+    if (size > this.device.limits.maxBufferSize) {
+      throw new RangeError(
+        `${label}: a buffer of ${byteLength} bytes exceeds this GPU's maxBufferSize (${this.device.limits.maxBufferSize} bytes)`,
+      );
+    }
+    const buffer = this.create(size, usage, label);
+    this.serials.set(buffer, this.nextSerial++);
+    this.stats.created++;
+    this.stats.bytesInUse += size;
+    this.owned.add(buffer);
+    return buffer;
+  }
+
   /** The refused allocation, if any, reported once: the next call returns null until another is refused. */
   takeOutOfMemory(): RefusedAllocation | null {
     const refused = this.refusedFirst;

@@ -154,6 +154,14 @@ export class GpuRuntime {
     return this.pool.acquire(byteLength, storageUsage(), label);
   }
 
+  /**
+   * Like storage(), but always a new buffer, never one from the free list: for state a run keeps
+   * across steps, so it never takes a buffer the steps' temporaries get back every step.
+   */
+  persistentStorage(byteLength: number, label = 'storage'): GPUBuffer {
+    return this.pool.acquireNew(byteLength, storageUsage(), label);
+  }
+
   release(...buffers: GPUBuffer[]): void {
     for (const b of buffers) this.pool.release(b);
   }

@@ -109,8 +109,10 @@ export class ParameterStore {
   optimizerTensors(rec: Recorder): AdamWTensor[] {
     return this.trainable.map((p) => {
       if (!p.m || !p.v) {
-        p.m = this.rt.storage(p.count * 4, `${p.name}.exp_avg`);
-        p.v = this.rt.storage(p.count * 4, `${p.name}.exp_avg_sq`);
+        // New buffers: the first step's temporaries (sampling's, in GRPO) are back on the free
+        // list by now, and a moment taking one would leave the next step short of it.
+        p.m = this.rt.persistentStorage(p.count * 4, `${p.name}.exp_avg`);
+        p.v = this.rt.persistentStorage(p.count * 4, `${p.name}.exp_avg_sq`);
         rec.clear(p.m);
         rec.clear(p.v);
       }

@@ -78,4 +78,25 @@ describe('engine counts per train step', () => {
     expect(r.sampleAgain.dispatches).toBe(r.sample.dispatches);
     expect(r.sampleAgain).toMatchObject({ bindGroupsCreated: 0, buffersCreated: 0, pipelinesCreated: 0 });
   }, 300_000);
+
+  it('a GRPO step (sampling, judge, update) creates no bind groups, pipelines or buffers after the first', async () => {
+    const r = (await harness.runModule('/test/harness/cases/engineCounts.ts', 'grpoCounts', { layers: 2, steps: 3 })) as {
+      steps: (Counts & { completionTokens: number[] })[];
+    };
+    const [first, ...later] = r.steps;
+    // The first step compiles its kernels on demand (no warm-up here) and builds its bind groups.
+    expect(first.pipelinesCreated).toBeGreaterThan(0);
+    expect(first.bindGroupsCreated).toBeGreaterThan(0);
+    for (const s of later) {
+      // Same shapes (the seeded samples are as long every step), so the same commands...
+      expect(s.completionTokens).toEqual(first.completionTokens);
+      expect(s.dispatches).toBe(first.dispatches);
+      expect(s.submits).toBe(first.submits);
+      // ...over the same buffers: nothing created from the second step on. (Was: the second
+      // step created a few buffers and their bind groups, the AdamW moments having taken
+      // sampling's temporaries at the first update.)
+      expect(s).toMatchObject({ bindGroupsCreated: 0, pipelinesCreated: 0, buffersCreated: 0 });
+      expect(s.bindGroupsReused).toBe(s.dispatches);
+    }
+  }, 300_000);
 });

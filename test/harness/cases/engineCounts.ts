@@ -9,6 +9,10 @@ import { ParameterStore } from '../../../src/model/parameters';
 import { SftTrainer } from '../../../src/model/sft';
 import { buildSftBatch } from '../../../src/model/sftBatch';
 import { warmModelPipelines } from '../../../src/model/warmup';
+import { loraConfigFromTrl } from '../../../src/model/lora';
+import { parseRubric, rubricVersion } from '../../../src/rubric';
+import { parseGrpoConfig } from '../../../src/rl/config';
+import { grpoStep } from '../../../src/rl/grpoStep';
 import { ByteTokenizer } from '../../../src/model/tokenizer';
 import { Transformer } from '../../../src/model/transformer';
 
@@ -69,6 +73,45 @@ export async function warmedCounts(_rt: GpuRuntime, input: { layers: number; ste
     const tensors = model.params.trainable.length;
     model.params.destroy();
     return { requested, warm, steps, sample, sampleAgain, tensors, sampled: out.completions.map((c) => c.length), maxStorageBuffers: rt.device.limits.maxStorageBuffersPerShaderStage };
+  } finally {
+    rt.destroy();
+  }
+}
+
+/**
+ * On a fresh device: `steps` GRPO steps (LoRA on the fixture, 2 groups of 2 completions of up
+ * to 3 tokens, sampling + judge + one update submission); the counter deltas of each step. The
+ * first step compiles and builds everything; from the second on, a step of the same shapes
+ * should create no bind group, pipeline or buffer. (The AdamW moments, made at the first
+ * update after sampling's temporaries went back to the pool, used to take one of those and
+ * leave the second step a buffer and its bind groups short.)
+ */
+export async function grpoCounts(_rt: GpuRuntime, input: { layers: number; steps: number }) {
+  const rt = await GpuRuntime.create();
+  try {
+    const config = fixtureConfig(input.layers);
+    const model = new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, 5), { frozen: true }));
+    const grpo = parseGrpoConfig({ num_generations: 2, generation_batch_size: 4, max_completion_length: 3, use_peft: true, lora_r: 4, learning_rate: 1e-3, seed: 2 });
+    model.attachLora(loraConfigFromTrl(grpo), grpo.seed);
+    const rubric = parseRubric({ name: 'counts', criteria: [{ id: 'a', text: 'Contains a', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['a'] } }] });
+    const ctx = {
+      rt,
+      model,
+      reference: null,
+      tokenizer: tok,
+      formatPrompt: (text: string) => [tok.bosTokenId, ...tok.encode(`Instruction: ${text}\nResponse: `)],
+      rubric,
+      rubricVersion: await rubricVersion(rubric),
+      config: grpo,
+    };
+    const steps = [];
+    for (let s = 0; s < input.steps; s++) {
+      const before = rt.snapshotCounters();
+      const r = await grpoStep(ctx, s, ['Name a color.', 'Say hi.']);
+      steps.push({ ...rt.countersSince(before), completionTokens: r.rollouts.map((x) => x.completion_ids.length) });
+    }
+    model.params.destroy();
+    return { steps };
   } finally {
     rt.destroy();
   }

@@ -49,6 +49,30 @@ describe('buffer pool order', () => {
     expect(run()).toEqual(first);
   });
 
+  it('acquireNew never takes a free buffer, so state kept across steps leaves the steps their buffers', () => {
+    // A step's temporaries, then state made after them and kept (AdamW moments at the first
+    // optimizer step), then the same step again: it must get every buffer back, create none.
+    for (const keep of ['acquire', 'acquireNew'] as const) {
+      const pool = new BufferPool(fakeDevice());
+      const first = step(pool, 3, (b) => b);
+      const kept = pool[keep](100, 1, 'moment');
+      const created = pool.snapshot().created;
+      const second = step(pool, 3, (b) => b);
+      if (keep === 'acquireNew') {
+        expect(kept.label).toBe('moment#3');
+        expect(second).toEqual(first);
+        expect(pool.snapshot().created).toBe(created);
+      } else {
+        // The plain acquire takes the lowest free buffer: the next step is one short.
+        expect(kept.label).toBe('u#0');
+        expect(second).not.toEqual(first);
+        expect(pool.snapshot().created).toBe(created + 1);
+      }
+      pool.release(kept);
+      expect(pool.snapshot().bytesInUse).toBe(0);
+    }
+  });
+
   it('keeps usages and sizes apart', () => {
     const pool = new BufferPool(fakeDevice());
     const a = pool.acquire(100, 1, 'u');
