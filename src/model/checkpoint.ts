@@ -6,13 +6,15 @@
 // in model.safetensors and adds the adapter in PEFT's files; its moments are the adapter's.
 // A run whose KL reference has drifted from the starting model (sync_ref_model) also saves the
 // reference, in the same layout, as ref_model.safetensors: resuming must mix into it, not the start.
+// A run with the ema distillation teacher (src/rl/distill/ema.ts) saves the teacher's averaged
+// weights as ema_model.safetensors: resuming goes on averaging from them, not from the policy.
 import type { GpuRuntime } from '../gpu/runtime';
-import { configToHf, type ModelConfig } from './config';
+import { configFromHf, configToHf, type ModelConfig } from './config';
 import { loadModel, type ModelFiles } from './load';
 import { adapterFiles, loadLoraAdapter } from './loraExport';
-import { readSafetensors, writeSafetensors, type Tensor } from './safetensors';
+import { readSafetensors, readSafetensorsHeader, writeSafetensors, type Tensor } from './safetensors';
 import type { Transformer } from './transformer';
-import { parameterSpecs, toHfTensors } from './weights';
+import { hfParameterShapes, parameterSpecs, toHfTensors } from './weights';
 
 export interface TrainerState {
   /** Optimizer steps taken (Hugging Face's global_step). */
@@ -33,6 +35,8 @@ export interface CheckpointFiles {
   'adapter_config.json'?: string;
   /** sync_ref_model runs, once the reference was mixed: its weights (Hugging Face layout, same config). */
   'ref_model.safetensors'?: ArrayBuffer;
+  /** teacher_weights "ema" runs: the ema teacher's weights (Hugging Face layout, same config). */
+  'ema_model.safetensors'?: ArrayBuffer;
 }
 
 const FORMAT = 'rubric-playground-checkpoint-1';
@@ -46,6 +50,8 @@ export interface SaveOptions {
   includeBase?: boolean;
   /** A KL reference that is no longer the starting model (sync_ref_model): saved as ref_model.safetensors. */
   reference?: Transformer;
+  /** The ema distillation teacher (a separate full copy of the weights): saved as ema_model.safetensors. */
+  ema?: Transformer;
 }
 
 export async function saveCheckpoint(model: Transformer, state: TrainerState, options: SaveOptions = {}): Promise<CheckpointFiles> {
@@ -61,6 +67,11 @@ export async function saveCheckpoint(model: Transformer, state: TrainerState, op
     const ref = options.reference;
     const refValues = await ref.params.read('value', parameterSpecs(ref.config).map((p) => p.name));
     files['ref_model.safetensors'] = writeSafetensors(toHfTensors(ref.config, refValues), { metadata: { format: 'pt', role: 'sync_ref_model reference' } });
+  }
+  if (options.ema) {
+    const ema = options.ema;
+    const emaValues = await ema.params.read('value', parameterSpecs(ema.config).map((p) => p.name));
+    files['ema_model.safetensors'] = writeSafetensors(toHfTensors(ema.config, emaValues), { metadata: { format: 'pt', role: 'ema distillation teacher' } });
   }
   const trainable = model.params.trainable;
   if (trainable.length > 0 && trainable.every((p) => p.m && p.v)) {
@@ -112,6 +123,32 @@ export function checkpointReferenceFiles(files: CheckpointFiles): ModelFiles | n
   const weights = files['ref_model.safetensors'];
   if (weights === undefined) return null;
   return { ...checkpointModelFiles(files), weights, optimizer: undefined };
+}
+
+/**
+ * The ema teacher's weights saved in a checkpoint, as model files; null when it has none. Every
+ * tensor's shape in the file's header is checked against the model's config first (nothing is
+ * read or uploaded yet): a missing or misshapen tensor is refused, naming it.
+ */
+export function checkpointEmaFiles(files: CheckpointFiles): ModelFiles | null {
+  const weights = files['ema_model.safetensors'];
+  if (weights === undefined) return null;
+  const base = checkpointModelFiles(files);
+  const what = "the checkpoint's ema teacher (ema_model.safetensors)";
+  let header: Record<string, unknown>;
+  try {
+    header = readSafetensorsHeader(weights, 'ema_model.safetensors').header;
+  } catch (err) {
+    throw new Error(`the checkpoint's ema teacher is damaged: ${(err as Error).message}`);
+  }
+  for (const [name, want] of hfParameterShapes(configFromHf(base.config))) {
+    const got = (header[name] as { shape?: unknown } | undefined)?.shape;
+    if (got === undefined) throw new Error(`${what} has no tensor ${name}: it was not saved from this model`);
+    if (!Array.isArray(got) || got.length !== want.length || got.some((d, i) => d !== want[i])) {
+      throw new Error(`${what} does not match the model: ${name} has shape ${JSON.stringify(got)}, the model's is ${JSON.stringify(want)}`);
+    }
+  }
+  return { ...base, weights, optimizer: undefined };
 }
 
 /** LoRA checkpoints: attaches the saved adapter to `model` (its base) and restores its AdamW moments. No-op otherwise. */

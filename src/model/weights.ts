@@ -238,6 +238,17 @@ export function toHfTensors(c: ModelConfig, tensors: Map<string, Tensor>): Map<s
   return out;
 }
 
+/** Every tensor's name and shape as toHfTensors writes them (GPT-2's q, k, v as one c_attn), from the config alone. */
+export function hfParameterShapes(c: ModelConfig): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const spec of parameterSpecs(c)) {
+    const fused = c.architecture === 'gpt2' ? /^(.*attn\.)[qkv]\.(weight|bias)$/.exec(spec.name) : null;
+    if (fused) out.set(`${fused[1]}c_attn.${fused[2]}`, fused[2] === 'weight' ? [c.hiddenSize, 3 * c.hiddenSize] : [3 * c.hiddenSize]);
+    else out.set(spec.name, spec.shape);
+  }
+  return out;
+}
+
 function expectShape(name: string, got: number[], want: number[]): void {
   if (got.length !== want.length || got.some((d, i) => d !== want[i])) {
     throw new Error(`model.safetensors: ${name} has shape ${JSON.stringify(got)}, config.json implies ${JSON.stringify(want)}`);

@@ -16,14 +16,17 @@ export interface CheckpointSizeInput {
   trainableParameters: number;
   /** LoRA: the frozen base is left out of the run's checkpoints (it is the starting model). */
   lora: boolean;
+  /** teacher_weights "ema": the checkpoint also holds the ema teacher, a full float32 copy of the weights. */
+  ema?: boolean;
 }
 
 /**
  * About how many bytes one checkpoint takes: float32 weights (only the adapter under LoRA) and
- * AdamW's two float32 moments per trained weight; the JSON files are a few kB more.
+ * AdamW's two float32 moments per trained weight, plus the ema teacher's full float32 copy when
+ * the run has one; the JSON files are a few kB more.
  */
-export function estimateCheckpointBytes({ parameters, trainableParameters, lora }: CheckpointSizeInput): number {
-  return (lora ? trainableParameters : parameters) * 4 + trainableParameters * 8;
+export function estimateCheckpointBytes({ parameters, trainableParameters, lora, ema = false }: CheckpointSizeInput): number {
+  return (lora ? trainableParameters : parameters) * 4 + trainableParameters * 8 + (ema ? parameters * 4 : 0);
 }
 
 /** The effective interval in steps: save_steps itself, or auto's choice for this size; 0 = only on pause/stop. */

@@ -1,7 +1,7 @@
 // Builds everything one GRPO step needs from an experiment and model files: the policy (or a
 // checkpoint of it), the frozen KL reference, the rubric and its version, the judges.
 import type { GpuRuntime } from '../gpu/runtime';
-import { checkpointModelFiles, checkpointReferenceFiles, parseTrainerState, restoreLoraCheckpoint, type CheckpointFiles } from '../model/checkpoint';
+import { checkpointEmaFiles, checkpointModelFiles, checkpointReferenceFiles, parseTrainerState, restoreLoraCheckpoint, type CheckpointFiles } from '../model/checkpoint';
 import { fetchModelFiles, loadModel, modelUrl, type ModelFiles } from '../model/load';
 import { warmModelPipelines } from '../model/warmup';
 import { loraConfigFromTrl } from '../model/lora';
@@ -20,7 +20,7 @@ import { referenceDrifted } from './refSync';
 import { resumedIrtState } from './irtResume';
 import { judgeGenerator, resumedEvolvedRubric } from './rubricEvolution';
 import { needsFrozenTeacher } from './distill/teacher';
-import { blackBoxState } from './distill/blackBox';
+import { blackBoxState, resumedInducedRubric } from './distill/blackBox';
 import { tokenizerMismatch } from './distill/tokenizerCheck';
 import { needsEmaTeacher } from './distill/ema';
 
@@ -97,10 +97,11 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       }
     }
     // The ema teacher (src/rl/distill/ema.ts): a separate copy of the policy's weights as the run
-    // starts (a resumed run: the checkpoint's), loaded frozen; averaged with the policy every step.
+    // starts (a resumed run: the averaged weights its checkpoint saved), loaded frozen; averaged
+    // with the policy every step.
     let emaTeacher: Transformer | null = null;
     if (needsEmaTeacher(config)) {
-      emaTeacher = (await loadModel(rt, { ...policyFiles, optimizer: undefined }, { frozen: true })).model;
+      emaTeacher = (await loadModel(rt, emaTeacherFiles(policyFiles, files, options.resume), { frozen: true })).model;
       owned.push(emaTeacher);
     }
     // The distillation teacher model: the student's tokenizer is checked on the files, before any
@@ -136,6 +137,8 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
     const irt = resumedIrtState(config, rubric.criteria.length, version, options.resume);
     // rubric_evolution: a resumed run goes on with the version its checkpoint was judging with.
     const evolved = await resumedEvolvedRubric(options.resume);
+    // The black-box teacher: a resumed run goes on with the version its checkpoint had induced (src/rl/distill/blackBox.ts).
+    const induced = config.distillation.teacher === 'black_box' ? await resumedInducedRubric(options.resume, { version }) : null;
     return {
       rt,
       model: loaded.model,
@@ -144,14 +147,14 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       emaTeacher,
       tokenizer: loaded.tokenizer,
       formatPrompt: loaded.formatPrompt,
-      rubric: evolved?.rubric ?? rubric,
-      rubricVersion: evolved?.version ?? version,
+      rubric: evolved?.rubric ?? induced?.rubric ?? rubric,
+      rubricVersion: evolved?.version ?? induced?.version ?? version,
       // rubric_evolution rare / online_rubrics propose criteria through a judge that writes text.
       rubricGenerator: judgeGenerator(judge),
       irt: irt.state,
       irtResumeNote: irt.note,
       // The black-box teacher induces its criteria onto the experiment's rubric (src/rl/distill/blackBox.ts).
-      blackBox: blackBoxState(config, { rubric, version }, options.teacherApiKey ?? (typeof options.judgeApiKey === 'object' ? options.judgeApiKey : undefined)),
+      blackBox: blackBoxState(config, { rubric, version }, options.teacherApiKey ?? (typeof options.judgeApiKey === 'object' ? options.judgeApiKey : undefined), induced),
       heldOut: heldOutRubric ? { rubric: heldOutRubric, version: await rubricVersion(heldOutRubric) } : null,
       // Evidence-required credit wraps the trained rubric's judge; the held-out (gold) rubric is judged by the bare judge.
       // The judge design (judge_verdict, judge_scope) travels with every request, to a judge worker too.
@@ -179,6 +182,19 @@ function referenceFiles(config: GrpoConfig, files: ModelFiles, resume: Checkpoin
     throw new Error(`this checkpoint (step ${step}) has no ref_model.safetensors, but sync_ref_model had already mixed the policy into the reference by then: resuming from it would restart from the starting model's reference. Start the run again, or resume from a checkpoint saved with its reference`);
   }
   return files;
+}
+
+/** The ema teacher's files: a copy of the policy's as the run starts, the averaged ones a checkpoint saved on resume (their shapes checked). */
+function emaTeacherFiles(policyFiles: ModelFiles, files: ModelFiles, resume: CheckpointFiles | undefined): ModelFiles {
+  if (!resume) return { ...policyFiles, optimizer: undefined };
+  const saved = checkpointEmaFiles(resume);
+  if (saved) return { ...saved, tokenizerJson: files.tokenizerJson, tokenizerConfig: files.tokenizerConfig };
+  const step = parseTrainerState(resume['trainer_state.json']).global_step;
+  // Before the first step the average is the policy itself: nothing was lost.
+  if (step > 0) {
+    throw new Error(`this checkpoint (step ${step}) has no ema_model.safetensors, but the ema teacher had already averaged ${step} step(s) of the policy by then: resuming from it would restart the teacher from the policy's weights. Start the run again, or resume from a checkpoint saved with its ema teacher`);
+  }
+  return { ...policyFiles, optimizer: undefined };
 }
 
 /** Frees the context's GPU weights: the policy, a separately loaded KL reference and an engine judge. */

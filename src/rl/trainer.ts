@@ -10,7 +10,7 @@ import { grpoStep, type GrpoContext, type RolloutRecord, type Stage, type StepMe
 import { unscorableMessage } from './judgeFailures';
 import { promptsForStep, replacementPrompts } from './promptSampler';
 import { ProgressThrottle, type WorkStage } from './progress';
-import { induceAfterStep } from './distill/blackBox';
+import { inducedCheckpointFields, induceAfterStep } from './distill/blackBox';
 
 export type TrainerStatus = 'idle' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed';
 
@@ -209,7 +209,7 @@ export class GrpoTrainer {
   /** About how big one checkpoint is (save_steps auto decides by it). */
   checkpointBytes(): number {
     const m = this.ctx.model;
-    return estimateCheckpointBytes({ parameters: m.params.totalSize, trainableParameters: m.params.size, lora: Boolean(m.lora) });
+    return estimateCheckpointBytes({ parameters: m.params.totalSize, trainableParameters: m.params.size, lora: Boolean(m.lora), ema: Boolean(this.ctx.emaTeacher) });
   }
 
   /** The current weights, AdamW moments and step, in the Hugging Face layout. */
@@ -221,6 +221,10 @@ export class GrpoTrainer {
     const irt = irtCheckpointFields(this.ctx.irt, this.ctx.rubricVersion);
     // rubric_evolution: the version in use travels too, so a resume judges with it.
     const evolved = evolutionCheckpointFields(this.ctx);
-    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config, ...irt, ...evolved }, { includeBase: false, reference });
+    // teacher_weights "ema": the averaged teacher travels too, so a resume goes on averaging from it.
+    const ema = this.ctx.emaTeacher ?? undefined;
+    // The black-box teacher: its induced version (with provenance) travels too, so a resume judges with it.
+    const induced = inducedCheckpointFields(this.ctx);
+    return saveCheckpoint(this.ctx.model, { global_step: this.step, seed: this.ctx.config.seed, config: this.ctx.config, ...irt, ...evolved, ...induced }, { includeBase: false, reference, ema });
   }
 }

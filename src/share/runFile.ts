@@ -16,6 +16,7 @@ import type { CheckpointFiles } from '../model/checkpoint';
 import { parseExperiment, type Experiment } from '../rl/experiment';
 import { experimentProblems } from '../rl/issueLabels';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
+import type { InductionProvenance } from '../rubric/induce';
 import { MAX_SPANS, parseRubric, rubricVersion, type Rubric } from '../rubric';
 import { MAX_CRITERIA } from '../rubric/schema';
 import { probeSetSchema, type ProbeSet } from '../rubric/probeSet';
@@ -46,6 +47,8 @@ export interface RubricVersionEntry {
   parent?: string | null;
   strategy?: 'prune' | 'rare' | 'online_rubrics';
   reason?: string;
+  /** A version the black-box teacher induced (src/rl/distill/blackBox.ts): which teacher, judge and prompts; its parent is provenance.base_version. */
+  provenance?: InductionProvenance;
 }
 
 export interface RunCheckpoint {
@@ -113,6 +116,17 @@ const updateScalars = {
   ratio_mean: num,
   grad_norm: num,
 };
+
+/** Where a teacher-induced rubric version came from (src/rubric/induce.ts InductionProvenance): never a key. */
+const provenanceSchema = z.strictObject({
+  kind: z.literal('teacher_contrast'),
+  teacher: z.string().max(2000),
+  judge: z.string().max(2000),
+  base_version: z.string().regex(/^[0-9a-f]{64}$/),
+  prompts: z.array(z.string().max(100_000)).max(10_000),
+  criteria: z.array(z.string().max(200)).max(1000),
+  step: count.nullable(),
+});
 
 const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
   step: count,
@@ -245,17 +259,7 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       step: count,
       outcome: z.enum(['induced', 'failed']),
       version: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
-      provenance: z
-        .strictObject({
-          kind: z.literal('teacher_contrast'),
-          teacher: z.string().max(2000),
-          judge: z.string().max(2000),
-          base_version: z.string().regex(/^[0-9a-f]{64}$/),
-          prompts: z.array(z.string().max(100_000)).max(10_000),
-          criteria: z.array(z.string().max(200)).max(1000),
-          step: count.nullable(),
-        })
-        .nullable(),
+      provenance: provenanceSchema.nullable(),
       error: z.string().max(20_000).optional(),
       rubric: z.custom<Rubric>(isRubric, 'is not a valid rubric').transform((v) => parseRubric(v)).optional(),
     })
@@ -337,6 +341,8 @@ const documentSchema = z.strictObject({
         parent: z.string().regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex SHA-256').nullable().optional(),
         strategy: z.enum(['prune', 'rare', 'online_rubrics']).optional(),
         reason: z.string().max(20_000).optional(),
+        // A version the black-box teacher induced: its provenance (its parent is the base version it was induced from).
+        provenance: provenanceSchema.optional(),
       }),
     )
     .min(1),
@@ -356,6 +362,8 @@ const documentSchema = z.strictObject({
         'adapter_model.safetensors': binarySchema.optional(),
         // sync_ref_model runs: the reference the policy was mixed into (resuming needs it).
         'ref_model.safetensors': binarySchema.optional(),
+        // teacher_weights "ema" runs: the ema distillation teacher's weights (resuming goes on averaging from them).
+        'ema_model.safetensors': binarySchema.optional(),
         'adapter_config.json': z.string().optional(),
       }),
     })
@@ -365,7 +373,7 @@ type RunDocument = z.output<typeof documentSchema>;
 
 // ---- writing ----
 
-const BINARY_FILES = ['model.safetensors', 'optimizer.safetensors', 'adapter_model.safetensors', 'ref_model.safetensors'] as const;
+const BINARY_FILES = ['model.safetensors', 'optimizer.safetensors', 'adapter_model.safetensors', 'ref_model.safetensors', 'ema_model.safetensors'] as const;
 
 function replacer(_key: string, value: unknown): unknown {
   return typeof value === 'number' && !Number.isFinite(value) ? String(value) : value;
@@ -381,22 +389,30 @@ async function versionsOf(run: RunFileInput): Promise<RubricVersionEntry[]> {
       ...('parent' in e && e.parent !== undefined ? { parent: e.parent } : {}),
       ...('strategy' in e && e.strategy !== undefined ? { strategy: e.strategy } : {}),
       ...('reason' in e && e.reason !== undefined ? { reason: e.reason } : {}),
+      ...('provenance' in e && e.provenance !== undefined ? { provenance: e.provenance } : {}),
     })),
   );
 }
 
 /**
  * A run's rubric versions with their lineage: the experiment's rubric from step 0, then every
- * version rubric_evolution accepted (from the step after its decision). Undefined for a run whose
- * rubric never evolved (the writer's default: the experiment's rubric alone).
+ * version rubric_evolution accepted and every version the black-box teacher induced (each from
+ * the step after its decision; an induced one with its provenance, its parent the version it was
+ * induced from). Undefined for a run whose rubric never changed (the writer's default: the
+ * experiment's rubric alone).
  */
 export function evolvedRubricVersions(experimentRubric: unknown, metrics: readonly StepMetrics[]): RunFileInput['rubric_versions'] {
-  const accepted = [...metrics].sort((a, b) => a.step - b.step).flatMap((m) => (m.rubric_evolution?.outcome === 'accepted' && m.rubric_evolution.rubric ? [m.rubric_evolution] : []));
-  if (accepted.length === 0) return undefined;
-  return [
-    { rubric: experimentRubric, first_step: 0 },
-    ...accepted.map((e) => ({ rubric: e.rubric, first_step: e.step + 1, parent: e.parent, strategy: e.strategy, reason: e.reason })),
-  ];
+  const changes = [...metrics]
+    .sort((a, b) => a.step - b.step)
+    .flatMap((m): NonNullable<RunFileInput['rubric_versions']> => {
+      const e = m.rubric_evolution;
+      if (e?.outcome === 'accepted' && e.rubric) return [{ rubric: e.rubric, first_step: e.step + 1, parent: e.parent, strategy: e.strategy, reason: e.reason }];
+      const t = m.teacher_rubric;
+      if (t?.outcome === 'induced' && t.rubric && t.provenance) return [{ rubric: t.rubric, first_step: t.step + 1, parent: t.provenance.base_version, provenance: t.provenance }];
+      return [];
+    });
+  if (changes.length === 0) return undefined;
+  return [{ rubric: experimentRubric, first_step: 0 }, ...changes];
 }
 
 /** The document without binaries; `binary` says how each checkpoint binary is written. */
@@ -564,6 +580,16 @@ async function finish(doc: RunDocument, readBinary: BinaryReader): Promise<RunFi
     if (entry.parent && !versions.includes(entry.parent)) {
       throw new RunFileError(`rubric_versions[${i}]: its parent ${entry.parent.slice(0, 12)}… is not an earlier version in the file: the lineage is broken`);
     }
+    // A teacher-induced version: induced from its parent, holding the criteria its provenance names.
+    if (entry.provenance) {
+      const p = entry.provenance;
+      if (entry.parent !== p.base_version) {
+        throw new RunFileError(`rubric_versions[${i}]: it was induced from version ${p.base_version.slice(0, 12)}…, but its parent is ${entry.parent ? `${entry.parent.slice(0, 12)}…` : 'missing'}: the lineage is broken`);
+      }
+      const ids = new Set(parseRubric(entry.rubric).criteria.map((c) => c.id));
+      const missing = p.criteria.filter((id) => !ids.has(id));
+      if (missing.length) throw new RunFileError(`rubric_versions[${i}]: its provenance names induced criteria it does not hold (${missing.join(', ')}): the file was edited or damaged`);
+    }
     versions.push(actual);
   }
   // An accepted evolution names a version the file must hold (its rubric is among rubric_versions).
@@ -574,6 +600,14 @@ async function finish(doc: RunDocument, readBinary: BinaryReader): Promise<RunFi
     }
     if (e?.rubric && (await rubricVersion(e.rubric)) !== e.version) {
       throw new RunFileError(`metrics: step ${m.step}'s evolved rubric does not match its version ${String(e.version).slice(0, 12)}…: the file was edited or damaged`);
+    }
+    // The same for a version the black-box teacher induced (written with its provenance since it came to run files).
+    const t = m.teacher_rubric;
+    if (t?.outcome === 'induced' && t.rubric && (t.version === null || !versions.includes(t.version))) {
+      throw new RunFileError(`metrics: step ${m.step}'s teacher-induced rubric version ${String(t.version).slice(0, 12)}… is not among rubric_versions: the file was edited or damaged`);
+    }
+    if (t?.rubric && (await rubricVersion(t.rubric)) !== t.version) {
+      throw new RunFileError(`metrics: step ${m.step}'s teacher-induced rubric does not match its version ${String(t.version).slice(0, 12)}…: the file was edited or damaged`);
     }
   }
   // The page keys steps by number and rollouts by (step, group, index): a file repeating one is damaged.

@@ -42,8 +42,8 @@ export function checkCheckpoint(files: unknown, arg: string): asserts files is C
     if (typeof f[name] !== 'string') throw new RangeError(`${arg}["${name}"] must be a string`);
   }
   if (!isArrayBuffer(f['model.safetensors'])) throw new RangeError(`${arg}["model.safetensors"] must be an ArrayBuffer`);
-  if (f['optimizer.safetensors'] !== undefined && !isArrayBuffer(f['optimizer.safetensors'])) {
-    throw new RangeError(`${arg}["optimizer.safetensors"] must be an ArrayBuffer when present`);
+  for (const name of ['optimizer.safetensors', 'ref_model.safetensors', 'ema_model.safetensors']) {
+    if (f[name] !== undefined && !isArrayBuffer(f[name])) throw new RangeError(`${arg}["${name}"] must be an ArrayBuffer when present`);
   }
 }
 

@@ -3,14 +3,18 @@
 // student's own samples of that step; a judge model writes the criteria that separate them
 // (src/rubric/induce.ts), appended to the experiment's rubric as a new version; from the next step
 // on, that version scores the student in the normal rubric loop (judge → reward → GRPO). Due after
-// the first step of a context (the first step, or the first after a resume), then every
-// induce_every steps when set (each time from the base rubric: the newest contrasts replace the
-// older induced criteria). The step's metrics carry the event (version, provenance, the rubric
-// itself so the run's store keeps it); a failure (a malformed reply, an endpoint that does not
-// answer) is recorded there too and leaves the rubric as it was.
+// a run's first step, then every induce_every steps when set (each time from the base rubric: the
+// newest contrasts replace the older induced criteria). The step's metrics carry the event
+// (version, provenance, the rubric itself so the run's store keeps it); a failure (a malformed
+// reply, an endpoint that does not answer) is recorded there too and leaves the rubric as it was.
+// As rubric_evolution's version does (src/rl/rubricEvolution.ts), the induced version travels in
+// checkpoints with its provenance: a resumed run goes on judging with it, and induces again only
+// when induce_every says so (a checkpoint without one, e.g. after a failed induction, induces
+// after the first step it trains).
 import type { Complete } from '../../rubric/generate';
 import { induceTeacherRubric, type InductionProvenance } from '../../rubric/induce';
-import type { Rubric } from '../../rubric';
+import { parseRubric, rubricVersion, type Rubric } from '../../rubric';
+import { parseTrainerState, type CheckpointFiles } from '../../model/checkpoint';
 import type { GrpoContext, StepResult } from '../grpoStep';
 import type { OriginBoundKey } from '../../rubric/judges/remote';
 import type { GrpoConfig } from '../config';
@@ -20,8 +24,17 @@ export interface BlackBoxState {
   teacher: BlackBoxTeacher;
   /** The experiment's rubric: every induction appends to it. */
   base: { rubric: Rubric; version: string };
-  /** Whether this context has induced yet (false after a resume too: it induces again). */
+  /** Whether the run has induced yet (a resumed run whose checkpoint holds an induced version has). */
   induced: boolean;
+  /** The induced version judging now, with its provenance (null: the base rubric still judges). */
+  current: InducedCheckpoint | null;
+}
+
+/** The induced version a checkpoint carries (trainer_state.json), with where it came from. */
+export interface InducedCheckpoint {
+  version: string;
+  rubric: Rubric;
+  provenance: InductionProvenance;
 }
 
 /** What the step's metrics carry about an induction after it (absent when none was due). */
@@ -81,6 +94,7 @@ export async function induceAfterStep(ctx: GrpoContext, step: number, result: St
     });
     ctx.rubric = induced.rubric;
     ctx.rubricVersion = induced.version;
+    state.current = { version: induced.version, rubric: induced.rubric, provenance: induced.provenance };
     result.metrics.teacher_rubric = { step, outcome: 'induced', version: induced.version, provenance: induced.provenance, rubric: induced.rubric };
   } catch (e) {
     if (signal?.aborted) throw e;
@@ -92,9 +106,45 @@ export async function induceAfterStep(ctx: GrpoContext, step: number, result: St
  * The context's black-box state for `config` (null unless distillation.teacher is "black_box"):
  * the stored responses, or the remote teacher with a key bound to its site (never from the config).
  */
-export function blackBoxState(config: GrpoConfig, base: { rubric: Rubric; version: string }, apiKey?: OriginBoundKey): BlackBoxState | null {
+export function blackBoxState(config: GrpoConfig, base: { rubric: Rubric; version: string }, apiKey?: OriginBoundKey, resumed: InducedCheckpoint | null = null): BlackBoxState | null {
   const d = config.distillation;
   if (d.teacher !== 'black_box') return null;
   const teacher = d.teacher_responses ? storedTeacher(d.teacher_responses) : remoteTeacher({ url: d.teacher_endpoint!.url, model: d.teacher_endpoint!.model, apiKey });
-  return { teacher, base, induced: false };
+  return { teacher, base, induced: resumed !== null, current: resumed };
+}
+
+/** The trainer_state.json field a checkpoint adds once the black-box teacher has induced: the version judging now, its rubric and provenance. */
+export function inducedCheckpointFields(ctx: Pick<GrpoContext, 'blackBox'>): { induced_rubric?: InducedCheckpoint } {
+  const current = ctx.blackBox?.current;
+  return current ? { induced_rubric: current } : {};
+}
+
+/**
+ * The induced version a resumed black-box run goes on with: the checkpoint's, its content checked
+ * against its version and its lineage against the run's rubric (`base`: the version it must have
+ * been induced from, holding the criteria it names); null when the checkpoint has none. Refused
+ * (a clear Error) when anything does not match: the checkpoint was edited, damaged or is another run's.
+ */
+export async function resumedInducedRubric(resume: CheckpointFiles | undefined, base: { version: string }): Promise<InducedCheckpoint | null> {
+  if (!resume) return null;
+  const saved = (parseTrainerState(resume['trainer_state.json']) as { induced_rubric?: { version?: unknown; rubric?: unknown; provenance?: unknown } }).induced_rubric;
+  if (saved === undefined) return null;
+  const damaged = (why: string) => new Error(`the checkpoint's teacher-induced rubric ${why}: the checkpoint was edited or damaged`);
+  let rubric: Rubric;
+  try {
+    rubric = parseRubric(saved.rubric);
+  } catch (e) {
+    throw damaged(`is not a valid rubric (${(e as Error).message})`);
+  }
+  const version = await rubricVersion(rubric);
+  if (version !== saved.version) throw damaged(`does not match its version ${String(saved.version).slice(0, 12)}…`);
+  const provenance = saved.provenance as InductionProvenance | undefined;
+  if (!provenance || provenance.kind !== 'teacher_contrast' || !Array.isArray(provenance.criteria) || !Array.isArray(provenance.prompts)) throw damaged('has no provenance');
+  if (provenance.base_version !== base.version) {
+    throw new Error(`the checkpoint's teacher-induced rubric was induced from rubric version ${String(provenance.base_version).slice(0, 12)}…, but this run's rubric is version ${base.version.slice(0, 12)}…: the lineage is broken (the checkpoint belongs to another rubric)`);
+  }
+  const ids = new Set(rubric.criteria.map((c) => c.id));
+  const missing = provenance.criteria.filter((id) => !ids.has(id));
+  if (missing.length) throw damaged(`names induced criteria it does not hold (${missing.join(', ')})`);
+  return { version, rubric, provenance };
 }
