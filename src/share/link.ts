@@ -42,7 +42,11 @@ export interface Shared {
   /** The preset the experiment started from. */
   preset?: string;
   lesson?: SharedLesson;
-  /** Online rubric evolution: "pin" opens the experiment with rubric_evolution off (the link's rubric as is), "allow" keeps its setting; versions: where the rubric came from. */
+  /**
+   * Online rubric evolution: "pin" opens the experiment with rubric_evolution off (the link's rubric
+   * as is), "allow" keeps its setting; versions: where the rubric came from, oldest first (with pin
+   * the last is the pinned version, the link's rubric; see ./linkLineage.ts).
+   */
   rubric_lineage?: { mode: 'pin' | 'allow'; versions?: LineageEntry[] };
 }
 
@@ -182,6 +186,11 @@ export function linkPathLabel(path: readonly (string | number)[], root: unknown)
     const [field, item] = rest;
     return `Lesson ${LESSON_WORDS[String(field)] ?? String(field)}${typeof item === 'number' ? `, item ${item + 1}` : ''}`;
   }
+  if (head === 'rubric_lineage') {
+    const [field, item, part] = rest;
+    if (field === 'versions' && typeof item === 'number') return `Rubric lineage, version ${item + 1}${part === undefined ? '' : ` ${String(part).replace('_', ' ')}`}`;
+    return `Rubric lineage${field === undefined ? '' : ` ${String(field)}`}`;
+  }
   return `The link's field "${String(head)}"`;
 }
 
@@ -254,9 +263,35 @@ const rubricLineageSchema = z.strictObject({
         reason: z.string().max(4000).nullable(),
       }),
     )
+    .min(1)
     .max(200)
+    .superRefine(lineageChain)
     .optional(),
 });
+
+/**
+ * A lineage is one chain, oldest first: the starting rubric (no parent, no strategy), then each
+ * evolved version with its strategy, a parent among the earlier versions and a later first step.
+ * With pin the last version is the pinned one, the link's rubric (checked when the link is opened:
+ * checkLinkRubricLineage in ./linkLineage.ts; hashing is async).
+ */
+function lineageChain(versions: readonly LineageEntry[], ctx: z.RefinementCtx): void {
+  const at = (i: number, field: keyof LineageEntry, message: string) => ctx.addIssue({ code: 'custom', path: [i, field], message });
+  const seen = new Set<string>();
+  versions.forEach((v, i) => {
+    if (seen.has(v.version)) at(i, 'version', `${v.version.slice(0, 12)}… appears twice in the lineage`);
+    if (i === 0) {
+      if (v.parent !== null) at(0, 'parent', 'the first version is the starting rubric: it has no parent (null)');
+      if (v.strategy !== null) at(0, 'strategy', 'the first version is the starting rubric: no strategy made it (null)');
+    } else {
+      if (v.parent === null) at(i, 'parent', 'is missing: only the first version (the starting rubric) has no parent');
+      else if (!seen.has(v.parent)) at(i, 'parent', `${v.parent.slice(0, 12)}… is not an earlier version in the lineage: the lineage is broken`);
+      if (v.strategy === null) at(i, 'strategy', 'is missing: an evolved version names the strategy that made it (prune, rare or online_rubrics)');
+      if (v.first_step <= versions[i - 1].first_step) at(i, 'first_step', `${v.first_step} is not after the previous version's first step ${versions[i - 1].first_step}`);
+    }
+    seen.add(v.version);
+  });
+}
 
 const payloadSchema = z.strictObject({
   experiment: z.unknown(),

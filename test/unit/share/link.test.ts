@@ -19,6 +19,11 @@ import {
   type Shared,
 } from '../../../src/share/link';
 import { FIRST_VISIT } from '../../../src/share/presets';
+import { checkLinkRubricLineage, runRubricVersions, shareRubricLineage, type RunRubricVersion } from '../../../src/share/linkLineage';
+import type { Experiment } from '../../../src/rl/experiment';
+import type { StepMetrics } from '../../../src/rl/grpoStep';
+import { parseRubric, rubricVersion } from '../../../src/rubric';
+import { evolveRubric, newEvolutionHistory, recordEvolutionStep, type RubricEvolutionEvent } from '../../../src/rubric/evolve';
 
 const shared = (): Shared => ({
   experiment: structuredClone(FIRST_VISIT.experiment),
@@ -255,5 +260,143 @@ describe('helpers', () => {
     for (const k of ['max_tokens', 'tokens', 'tokenizer', 'max_completion_length', 'author', 'keep', 'key_points']) {
       expect(isSecretKey(k), k).toBe(false);
     }
+  });
+});
+
+describe('rubric lineage (an evolved run\'s rubric in a link)', () => {
+  const START = {
+    name: 'evolving',
+    criteria: [
+      { id: 'short', text: 'At most 30 words', weight: 1, tier: 'important', rule: { kind: 'length', unit: 'words', max: 30 } },
+      { id: 'moon', text: 'Mentions the moon', weight: 2, tier: 'essential', rule: { kind: 'contains', terms: ['moon'] } },
+      { id: 'sun', text: 'Mentions the sun', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['sun'] } },
+    ],
+  };
+  const experiment = (rubric: unknown = START): Experiment =>
+    ({ ...structuredClone(FIRST_VISIT.experiment), rubric, config: { ...FIRST_VISIT.experiment.config, rubric_evolution: 'prune', rubric_evolution_every: 1, rubric_evolution_window: 1 } }) as Experiment;
+  const OPTIONS = { strategy: 'prune', every: 1, lookback: 1, maxNew: 2, threshold: 0.5 } as const;
+  const rollouts = (step: number, scores: (i: number) => number[]) => [0, 1, 2, 3].map((i) => ({ step, group: 0, prompt: 'p', completion: `c${i}`, scores: scores(i) }));
+
+  /** A run of three steps with real prune decisions: 'short' goes after step 1, 'sun' after step 2; step 3 changes nothing. */
+  async function evolvedMetrics(): Promise<{ start: string; metrics: Pick<StepMetrics, 'step' | 'rubric_version' | 'rubric_evolution'>[]; events: RubricEvolutionEvent[] }> {
+    const start = await rubricVersion(parseRubric(START));
+    const h = newEvolutionHistory(parseRubric(START), start);
+    recordEvolutionStep(h, 0, rollouts(0, (i) => [1, i % 2, i >> 1]), 1);
+    const e0 = await evolveRubric({ history: h, step: 0, options: OPTIONS, scoreNew: async () => [] });
+    recordEvolutionStep(h, 1, rollouts(1, (i) => [i % 2, 1]), 1);
+    const e1 = await evolveRubric({ history: h, step: 1, options: OPTIONS, scoreNew: async () => [] });
+    recordEvolutionStep(h, 2, rollouts(2, (i) => [i % 2]), 1);
+    const e2 = await evolveRubric({ history: h, step: 2, options: OPTIONS, scoreNew: async () => [] });
+    expect([e0.outcome, e1.outcome, e2.outcome]).toEqual(['accepted', 'accepted', 'unchanged']);
+    const metrics = [
+      { step: 0, rubric_version: start, rubric_evolution: e0 },
+      { step: 1, rubric_version: e0.version!, rubric_evolution: e1 },
+      { step: 2, rubric_version: e1.version!, rubric_evolution: e2 },
+    ];
+    return { start, metrics, events: [e0, e1, e2] };
+  }
+
+  const open = async ({ experiment, rubric_lineage }: { experiment: Experiment; rubric_lineage: Shared['rubric_lineage'] }) => {
+    const url = shareUrl('https://example.org/app/', { experiment, rubric_lineage, preset: 'first-visit' });
+    const back = decodeShareLink(url);
+    await checkLinkRubricLineage(back);
+    return { back, url };
+  };
+
+  it('the run\'s versions: the starting rubric, then every accepted one with its rubric; none for a run that never evolved', async () => {
+    const { start, metrics, events } = await evolvedMetrics();
+    const versions = runRubricVersions(START, metrics)!;
+    expect(versions.map((v) => [v.entry.version, v.entry.parent, v.entry.first_step, v.entry.strategy])).toEqual([
+      [start, null, 0, null],
+      [events[0].version, start, 1, 'prune'],
+      [events[1].version, events[0].version, 2, 'prune'],
+    ]);
+    expect(versions.map((v) => v.rubric.criteria.map((c) => c.id))).toEqual([['short', 'moon', 'sun'], ['moon', 'sun'], ['moon']]);
+    expect(runRubricVersions(START, [{ step: 0, rubric_version: start, rubric_evolution: events[2] }])).toBeNull();
+    expect(runRubricVersions(START, [{ step: 0 }])).toBeNull();
+  });
+
+  it('pin carries the final version\'s criteria and the lineage summary (no rollouts, labels or keys); the recipient trains on it with evolution off', async () => {
+    const { metrics, events } = await evolvedMetrics();
+    const versions = runRubricVersions(START, metrics);
+    const share = await shareRubricLineage(experiment(), 'pin', versions);
+    expect(share.pinned).toBe(events[1].version);
+    const { back, url } = await open(share);
+    expect(back.experiment.config.rubric_evolution).toBe('off');
+    expect(await rubricVersion(parseRubric(back.experiment.rubric))).toBe(events[1].version);
+    expect((back.experiment.rubric as typeof START).criteria.map((c) => c.id)).toEqual(['moon']);
+    expect(back.rubric_lineage!.mode).toBe('pin');
+    expect(back.rubric_lineage!.versions!.map((v) => [v.version, v.parent, v.strategy, v.reason])).toEqual(versions!.map((v) => [v.entry.version, v.entry.parent, v.entry.strategy, v.entry.reason]));
+    expect(back.rubric_lineage!.versions![2].reason).toMatch(/zero within-group variance over the last 1 step\(s\): sun/);
+    for (const v of back.rubric_lineage!.versions!) expect(Object.keys(v).sort()).toEqual(['first_step', 'parent', 'reason', 'strategy', 'version']);
+    expect(JSON.stringify(back.rubric_lineage)).not.toMatch(/completion|"c0"|label|scores/);
+    // Small: the lineage of three versions adds a few hundred characters to the compressed link.
+    const plain = shareUrl('https://example.org/app/', { experiment: share.experiment, preset: 'first-visit' });
+    expect(url.length - plain.length).toBeGreaterThan(100);
+    expect(url.length - plain.length).toBeLessThan(600);
+    expect(url.length).toBeLessThan(2500);
+  });
+
+  it('pin a version the visitor chose: its rubric and the lineage up to it, not what came after', async () => {
+    const { metrics, events } = await evolvedMetrics();
+    const versions = runRubricVersions(START, metrics);
+    const share = await shareRubricLineage(experiment(), 'pin', versions, events[0].version!);
+    const { back } = await open(share);
+    expect((back.experiment.rubric as typeof START).criteria.map((c) => c.id)).toEqual(['moon', 'sun']);
+    expect(back.rubric_lineage!.versions!.map((v) => v.version)).toEqual([versions![0].entry.version, events[0].version]);
+    await expect(shareRubricLineage(experiment(), 'pin', versions, 'f'.repeat(64))).rejects.toThrow(/ffffffff… is not one of the run's rubric versions/);
+  });
+
+  it('allow carries the starting rubric and the evolution settings; a run from another rubric pins the experiment\'s own', async () => {
+    const { metrics } = await evolvedMetrics();
+    const versions = runRubricVersions(START, metrics);
+    const { back } = await open(await shareRubricLineage(experiment(), 'allow', versions));
+    expect(back.rubric_lineage).toEqual({ mode: 'allow' });
+    expect((back.experiment.rubric as typeof START).criteria.map((c) => c.id)).toEqual(['short', 'moon', 'sun']);
+    expect([back.experiment.config.rubric_evolution, back.experiment.config.rubric_evolution_every, back.experiment.config.rubric_evolution_window]).toEqual(['prune', 1, 1]);
+    // The builder's rubric was edited after the run: the run's lineage does not describe it.
+    const edited = { ...START, criteria: START.criteria.slice(1) };
+    const other = await shareRubricLineage(experiment(edited), 'pin', versions);
+    expect(other.rubric_lineage).toEqual({ mode: 'pin' });
+    expect(other.pinned).toBeNull();
+    const { back: b } = await open(other);
+    expect((b.experiment.rubric as typeof START).criteria.map((c) => c.id)).toEqual(['moon', 'sun']);
+    expect(b.experiment.config.rubric_evolution).toBe('off');
+  });
+
+  it('a malformed lineage is refused, naming the problem', async () => {
+    const { metrics } = await evolvedMetrics();
+    const good = await shareRubricLineage(experiment(), 'pin', runRubricVersions(START, metrics));
+    const withVersions = (edit: (v: RunRubricVersion['entry'][]) => void) => {
+      const versions = structuredClone(good.rubric_lineage.versions!);
+      edit(versions);
+      return linkOf(JSON.stringify({ experiment: good.experiment, rubric_lineage: { mode: 'pin', versions } }));
+    };
+    const refused = (fragment: string) => {
+      const e = failure(fragment);
+      expect(e.code).toBe('invalid');
+      return e.message;
+    };
+    expect(refused(withVersions((v) => (v[2].parent = 'f'.repeat(64))))).toMatch(/\nRubric lineage, version 3 parent: ffffffffffff… is not an earlier version in the lineage: the lineage is broken/);
+    expect(refused(withVersions((v) => (v[0].parent = v[1].version)))).toMatch(/Rubric lineage, version 1 parent: the first version is the starting rubric: it has no parent/);
+    expect(refused(withVersions((v) => (v[1].strategy = null)))).toMatch(/Rubric lineage, version 2 strategy: is missing: an evolved version names the strategy that made it/);
+    expect(refused(withVersions((v) => (v[2].version = v[1].version)))).toMatch(/Rubric lineage, version 3 version: [0-9a-f]{12}… appears twice in the lineage/);
+    expect(refused(withVersions((v) => (v[2].first_step = 1)))).toMatch(/Rubric lineage, version 3 first step: 1 is not after the previous version's first step 1/);
+    expect(refused(withVersions((v) => (v[1].version = 'NOT-A-HASH')))).toMatch(/Rubric lineage, version 2 version: must be a lowercase hex SHA-256/);
+    expect(refused(withVersions((v) => ((v[1] as { rollouts?: unknown }).rollouts = [])))).toMatch(/Rubric lineage, version 2: .*rollouts/);
+    expect(refused(withVersions((v) => v.splice(0)))).toMatch(/Rubric lineage versions: /);
+    expect(refused(linkOf(JSON.stringify({ experiment: good.experiment, rubric_lineage: { mode: 'freeze' } })))).toMatch(/Rubric lineage mode: /);
+    // A key inside the lineage is refused by name, like anywhere in a link.
+    const keyed = failure(withVersions((v) => ((v[0] as { api_key?: string }).api_key = 'sk-1')));
+    expect([keyed.code, keyed.message]).toEqual(['forbidden_field', expect.stringMatching(/links never carry keys or credentials; remove "api_key"/)]);
+    // Well formed, but the rubric is not the pinned version (edited after sharing): refused on opening.
+    const edited = structuredClone(good.experiment);
+    (edited.rubric as typeof START).criteria[0].weight = 5;
+    const shared = decodeShareLink(linkOf(JSON.stringify({ experiment: edited, rubric_lineage: good.rubric_lineage })));
+    await expect(checkLinkRubricLineage(shared)).rejects.toThrow(ShareLinkError);
+    await expect(checkLinkRubricLineage(shared)).rejects.toThrow(/^Rubric lineage: the link's rubric \(version [0-9a-f]{8}…\) is not its pinned version [0-9a-f]{8}…: the link was edited or damaged$/);
+    // allow names its starting version first.
+    const allow = decodeShareLink(linkOf(JSON.stringify({ experiment: good.experiment, rubric_lineage: { ...good.rubric_lineage, mode: 'allow' } })));
+    await expect(checkLinkRubricLineage(allow)).rejects.toThrow(/is not its starting version/);
   });
 });

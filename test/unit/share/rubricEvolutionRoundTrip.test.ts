@@ -129,7 +129,7 @@ describe('share links', () => {
   });
   it('refuse a malformed lineage in the page\'s words', () => {
     const bad = { experiment: experiment(), rubric_lineage: { mode: 'freeze' } } as unknown as Shared;
-    expect(() => encodeShareLink(bad)).toThrow(/rubric_lineage/);
+    expect(() => encodeShareLink(bad)).toThrow(/\nRubric lineage mode: /);
   });
 });
 
