@@ -9,6 +9,7 @@ import { ROLLOUT_AGGREGATION_NAMES } from '../rubric/aggregations';
 import { MAX_TEACHER_RESPONSES, teacherResponseSchema } from './distill/teacherResponses';
 import { distillModeIssues } from './distill/schedule';
 import { RUBRIC_EVOLUTION_STRATEGIES } from '../rubric/evolve';
+import { judgeChoiceSchema } from './judgeChoice';
 import { EVOLUTION_WRITERS } from '../rubric/evolvePropose';
 
 const probability = z.number().gt(0).lte(1);
@@ -190,6 +191,13 @@ export const grpoConfigSchema = z
     // wins, and the judge meta panel's position bias is the model's own (src/rubric/pairwiseJudge.ts).
     judge_verdict: z.enum(['logprob_margin', 'generative', 'pairwise']).default('logprob_margin'),
     judge_scope: z.enum(['per_criterion', 'checklist']).default('per_criterion'),
+    // Self-judging with an externally graded fraction (src/rl/externalGrading.ts; issue 13, seed
+    // 000 #76): this share of each step's groups is also judged by judge_external (a remote
+    // endpoint, another model or a zero-shot classifier, never a key), whose verdicts replace the
+    // run's judge's there; the judge meta panel shows their agreement and the run judge's leniency.
+    // 0 = off. Not GRPOConfig options (TRL has no rubric judge).
+    judge_external_fraction: z.number().min(0).max(1).default(0),
+    judge_external: judgeChoiceSchema.nullable().default(null),
     // Online rubric evolution (src/rubric/evolve.ts; issue 12): every rubric_evolution_every steps a
     // strategy may propose a new rubric version from the last rubric_evolution_window steps'
     // verdicts, applied from the next step only after a guarded check on those steps' rollouts.
@@ -312,6 +320,7 @@ export const grpoConfigSchema = z
     for (const issue of guidedRolloutIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of distillationIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     for (const issue of distillModeIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
+    for (const issue of externalFractionIssues(c)) ctx.addIssue({ code: 'custom', ...issue });
     if (c.rubric_evolution_writer === 'catalogue' && c.rubric_evolution === 'online_rubrics') {
       // The catalogue holds flaw checks for a saturated criterion; eliciting new criteria from current-vs-start responses needs a model.
       ctx.addIssue({ code: 'custom', path: ['rubric_evolution_writer'], message: 'the catalogue writes only rare\'s flaw checks: online_rubrics needs a judge that writes text (use the writer "judge", or rubric_evolution "rare")' });
@@ -450,6 +459,24 @@ function guidedRolloutIssues(c: {
     issues.push({ path: ['guidance_num_generations'], message: `must be at most num_generations (${c.num_generations}), got ${c.guidance_num_generations}` });
   }
   return issues;
+}
+
+/** judge_external_fraction: an external judge named, of a kind that is another judge, and at least one group per step. */
+function externalFractionIssues(c: { judge_external_fraction: number; judge_external: { kind: string } | null; generation_batch_size: number; num_generations: number }): { path: string[]; message: string }[] {
+  const f = c.judge_external_fraction;
+  const external = c.judge_external;
+  if (external !== null && !['remote', 'model', 'zero_shot'].includes(external.kind)) {
+    return [{ path: ['judge_external'], message: `must be a remote endpoint, another model or a zero-shot classifier, got "${external.kind}": ${external.kind === 'rules' ? 'the rules answer no judge question' : external.kind === 'self' ? 'the policy itself is the judge being checked' : 'the probe is trained only for the run\'s own judge'}` }];
+  }
+  if (f === 0) return [];
+  if (external === null) {
+    return [{ path: ['judge_external'], message: `is required when judge_external_fraction is above 0 (${f}): name the external judge (a remote endpoint, another model or a zero-shot classifier) under Judge → External grading, or set the fraction to 0` }];
+  }
+  const groups = Math.floor(c.generation_batch_size / c.num_generations);
+  if (groups > 0 && Math.round(f * groups + 1e-9) === 0) {
+    return [{ path: ['judge_external_fraction'], message: `${f} of a step's ${groups} group${groups === 1 ? '' : 's'} is no group (whole groups are graded): use at least ${Number((0.5 / groups).toFixed(4))}, or 0 for off` }];
+  }
+  return [];
 }
 
 /** Pure distillation trains on no reward: the options that only act through rewards or advantages are refused, with the reason. */

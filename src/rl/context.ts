@@ -13,7 +13,7 @@ import { judgedRubric } from '../rubric/holistic';
 import type { OriginBoundKey } from '../rubric/judges/remote';
 import { parseExperiment } from './experiment';
 import type { GrpoContext } from './grpoStep';
-import { buildJudge, type JudgeSources, type ProbeTraining } from './judgeFactory';
+import { buildExternalGrader, buildJudge, type JudgeSources, type ProbeTraining } from './judgeFactory';
 import { questionIds } from '../rubric/judgeMeta';
 import type { GrpoConfig } from './config';
 import { referenceDrifted } from './refSync';
@@ -27,6 +27,8 @@ import { needsEmaTeacher } from './distill/ema';
 export interface ContextOptions {
   /** Overrides the experiment's judge choice (tests inject judges here). */
   modelJudge?: Judge;
+  /** Overrides config.judge_external while judge_external_fraction > 0 (tests inject judges here). */
+  externalJudge?: Judge;
   judgeCache?: JudgeCache;
   /** Resume: the policy (and its AdamW moments) come from this checkpoint instead of `files`. */
   resume?: CheckpointFiles;
@@ -132,6 +134,16 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       judge = built.judge;
       releaseJudge = built.release;
     }
+    // judge_external_fraction (src/rl/externalGrading.ts): the external judge, from the same sources; tests inject one.
+    const external =
+      options.externalJudge && config.judge_external_fraction > 0
+        ? { grader: { judge: options.externalJudge, fraction: config.judge_external_fraction }, release: () => {} }
+        : await buildExternalGrader(rt, config, { policyFiles: files, fetchModel: options.fetchModel ?? ((id) => fetchModelFiles(modelUrl(id))), ...judgeKeySources(options.judgeApiKey), remoteModelJudge: options.remoteModelJudge });
+    const releaseOwnJudge = releaseJudge;
+    releaseJudge = () => {
+      releaseOwnJudge();
+      external.release();
+    };
     const version = await rubricVersion(rubric);
     // irt_ability: a resumed run goes on with the checkpoint's item table (or a fresh one, saying why).
     const irt = resumedIrtState(config, rubric.criteria.length, version, options.resume);
@@ -162,6 +174,7 @@ export async function buildGrpoContext(rt: GpuRuntime, input: unknown, files: Mo
       // A pairwise score depends on the rollout's group: one verdict per (prompt, completion, criterion) cannot be kept.
       judgeCache: config.judge_verdict === 'pairwise' ? undefined : (options.judgeCache ?? new JudgeCache()),
       judgeBias,
+      externalGrader: external.grader,
       config,
       releaseJudge,
     };

@@ -11,6 +11,7 @@ import { explainIssue, primaryIssues } from '../rubric/zodIssue';
 import { parseGrpoConfig } from './config';
 import { DEFAULT_JUDGE, judgeChoiceSchema, keyFieldIn } from './judgeChoice';
 import { judgeBiasSchema, unknownBiasCriteria } from './judgeBias';
+import { externalGradingIssue, externalJudgeKeyField } from './externalGrading';
 
 /** A required field's message when it is absent: what the page expects there. */
 const required = (what: string) => ({ error: (issue: { input?: unknown }) => (issue.input === undefined ? `is required (${what})` : undefined) });
@@ -72,6 +73,8 @@ export function parseExperiment(input: unknown) {
   if (judgeKey) throw new ExperimentError([{ path: ['judge'], message: judgeKey }]);
   const biasKey = typeof input === 'object' && input !== null ? keyFieldIn((input as { judge_bias?: unknown }).judge_bias) : null;
   if (biasKey) throw new ExperimentError([{ path: ['judge_bias'], message: biasKey }]);
+  const externalKey = typeof input === 'object' && input !== null ? externalJudgeKeyField((input as { config?: unknown }).config) : null;
+  if (externalKey) throw new ExperimentError([{ path: ['config', 'judge_external'], message: externalKey }]);
   const parsed = experimentSchema.safeParse(input);
   if (!parsed.success) {
     throw new ExperimentError(
@@ -100,6 +103,8 @@ export function parseExperiment(input: unknown) {
   if (design) throw new ExperimentError([{ path: ['config', design.field], message: design.message }]);
   const evidence = evidenceJudgeIssue(config.judge_evidence_required, judge.kind, config.judge_verdict);
   if (evidence) throw new ExperimentError([{ path: ['judge'], message: evidence }]);
+  const external = externalGradingIssue(config, judge);
+  if (external) throw new ExperimentError([{ path: ['config', external.field], message: external.message }]);
   const fork = config.reward_aggregation.method === 'fork_precision_recall' ? forkRubricIssue(rubric) : null;
   if (fork) throw new ExperimentError([{ path: ['rubric'], message: fork }]);
   const budget = config.reward_aggregation.irt_judge_budget;

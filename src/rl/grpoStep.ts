@@ -32,6 +32,7 @@ import type { GrpoConfig } from './config';
 import { guidedRollouts, rowScales, sampleRollouts, withImportanceWeights, withRowScales, type ExploreMetrics, type GuidedLabel } from './explore';
 import { completionMetrics, fracRewardZeroStd, rewardMetrics, type CompletionMetrics, type RewardMetrics } from './metrics';
 import { judgeFailureMetrics, type JudgeFailureMetrics } from './judgeFailures';
+import { gradeExternally, type ExternalGrader, type ExternalGradingMetrics } from './externalGrading';
 import { tokenCredit } from './credit';
 import { rubricConditionedPrompt } from './credit/cort';
 import { cortContrasts } from './credit/cortPass';
@@ -71,6 +72,8 @@ export interface GrpoContext {
   judgeCache?: JudgeCache;
   /** The bias sandbox's declared bias over the trained rubric's verdicts (src/rubric/bias.ts); null/absent = off. */
   judgeBias?: JudgeBias | null;
+  /** judge_external_fraction's external judge (src/rl/externalGrading.ts); null/absent = off. */
+  externalGrader?: ExternalGrader | null;
   /** irt_ability: the run's IRT item table and stored verdicts, carried across steps (src/rubric/irtOnline.ts); absent = none yet. Saved with checkpoints (src/rl/irtResume.ts). */
   irt?: IrtOnlineState | null;
   /** irt_ability resumed without the checkpoint's item table: why (a fresh table is used); null/absent otherwise. */
@@ -156,6 +159,8 @@ export interface StepMetrics extends UpdateScalarMetrics {
   schedule?: ScheduleMetrics;
   /** Evidence-required credit: per criterion, passes quoted, withheld and flagged by the vacuous-credit probe (judge_evidence_required on). */
   evidence?: EvidenceMetrics;
+  /** judge_external_fraction > 0: the externally graded groups, the external calls, and the run judge's agreement and leniency against the external judge (src/rl/externalGrading.ts). */
+  external_grading?: ExternalGradingMetrics;
   /** irt_ability: the item table after the step's update, a and b per criterion id (src/rubric/irtState.ts); absent otherwise. */
   irt?: IrtMetrics;
   /** The black-box teacher's rubric induction after this step (src/rl/distill/blackBox.ts): the new version and its provenance, or why it failed; absent when none was due. */
@@ -217,13 +222,16 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
   // Dynamic sampling judged its groups already, to find the ones without reward variance.
   // The bias sandbox (judge_bias) lays its declared bias over the trained rubric's verdicts here,
   // and only here: the held-out (gold) rubric below is judged clean.
-  const results = pure ? rollouts.map((): CriterionResult[] => []) : applyBias(
+  const judged = pure ? rollouts.map((): CriterionResult[] => []) : applyBias(
     ctx.rubric,
     sampled.results ?? (await judgeStep(ctx, rollouts, { modelJudge: ctx.modelJudge, cache: ctx.judgeCache, signal: hooks.signal, onProgress: progress && ((done, total) => progress({ stage: 'judging', done, total })) })),
     rollouts.map((r) => r.completion),
     ctx.judgeBias,
     { seed: cfg.seed, step },
   );
+  // judge_external_fraction (src/rl/externalGrading.ts): a seeded share of the groups also goes to the external judge, whose verdicts replace these there.
+  const external = await gradeExternally(pure ? null : ctx.externalGrader, { rubric, rubricVersion: ctx.rubricVersion, seed: cfg.seed, step, numGenerations: G, threshold: cfg.reward_aggregation.pass_threshold, signal: hooks.signal }, rollouts, judged);
+  const results = external.results;
   let heldOut: RewardMetrics | null = null;
   if (ctx.heldOut) {
     const h = ctx.heldOut;
@@ -407,6 +415,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     distillation: update.distillation ? { ...distillMetrics({ ...update.distillation, mask: batch.mask, weight: cfg.distillation.weight }), ...injectionMetrics(teacher) } : undefined,
     schedule: scheduleMetrics(cfg, mode, mode.phase === 'sft' ? advantages.reduce((n, a) => n + a, 0) : null),
     ...(cfg.judge_evidence_required ? { evidence: evidenceMetrics(rubric, results) } : {}),
+    ...(external.metrics ? { external_grading: external.metrics } : {}),
     ...(cfg.reward_aggregation.method === 'irt_ability' && ctx.irt ? { irt: irtMetrics(rubric.criteria.map((c) => c.id), ctx.irt) } : {}),
   };
   return { metrics, rollouts: trained };

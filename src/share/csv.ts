@@ -7,6 +7,7 @@
 // held_out/ (held_out/reward, held_out/pass_rate/<id> ...). Columns for criteria are the union
 // over the steps (a run whose rubric changed has them all), in first-seen order. Empty cell: no value (null); non-finite
 // numbers are written NaN, Infinity, -Infinity (pandas reads all of these).
+import { agreementFigures } from '../rl/externalGrading';
 import type { RolloutRecord, StepMetrics } from '../rl/grpoStep';
 import type { ExploreMetrics } from '../rl/explore';
 import type { DistillMetrics } from '../rl/distill';
@@ -40,7 +41,7 @@ export function neutraliseFormula(text: string): string {
 
 // The scalar fields, listed as typed records so a new metric field is a compile error here until
 // it has a column.
-const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'distillation' | 'schedule' | 'irt' | 'rubric_version' | 'rubric_evolution' | 'teacher_rubric'>]: true } = {
+const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held_out' | 'completions' | 'judge_failures' | 'exploration' | 'optimizer_steps' | 'evidence' | 'external_grading' | 'distillation' | 'schedule' | 'irt' | 'rubric_version' | 'rubric_evolution' | 'teacher_rubric'>]: true } = {
   frac_reward_zero_std: true,
   loss: true,
   policy_loss: true,
@@ -149,6 +150,15 @@ function columnsOf(metrics: readonly StepMetrics[]): Column[] {
     columns.push(...(['passes', 'withheld', 'probed', 'vacuous'] as const).map((k) => ({ name: `evidence/${k}`, get: (m: StepMetrics) => m.evidence?.[k] ?? null })));
     for (const id of union(metrics.map((m) => m.evidence?.by_criterion ?? {}))) {
       columns.push({ name: `evidence/withheld/${id}`, get: (m) => m.evidence?.by_criterion[id]?.withheld ?? null }, { name: `evidence/vacuous/${id}`, get: (m) => m.evidence?.by_criterion[id]?.vacuous ?? null });
+    }
+  }
+  // judge_external_fraction (src/rl/externalGrading.ts): the graded share, the external calls, agreement and leniency per criterion.
+  if (metrics.some((m) => m.external_grading)) {
+    columns.push(...(['rollouts', 'calls', 'failed', 'replaced', 'agreement', 'leniency'] as const).map((k) => ({ name: `external/${k}`, get: (m: StepMetrics) => m.external_grading?.[k] ?? null })));
+    columns.push({ name: 'external/first_failure', get: (m) => (m.external_grading?.first_failure ? neutraliseFormula(m.external_grading.first_failure) : null) });
+    for (const id of union(metrics.map((m) => m.external_grading?.by_criterion ?? {}))) {
+      const figures = (m: StepMetrics) => agreementFigures(m.external_grading?.by_criterion[id] ?? { n: 0, agree: 0, self_pass: 0, external_pass: 0 });
+      columns.push({ name: `external/agreement/${id}`, get: (m) => figures(m).agreement }, { name: `external/leniency/${id}`, get: (m) => figures(m).leniency });
     }
   }
   // irt_ability (src/rubric/irtState.ts): the item table after each step, a and b per criterion.

@@ -225,6 +225,23 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
       vacuous: count,
     })
     .optional(),
+  // judge_external_fraction (src/rl/externalGrading.ts): the graded share, the external calls, and per criterion the counts behind agreement and leniency.
+  external_grading: z
+    .strictObject({
+      judge: z.string().max(2000),
+      fraction: z.number().min(0).max(1),
+      groups: count,
+      rollouts: count,
+      calls: count,
+      failed: count,
+      first_failure: z.string().max(2000).nullable(),
+      replaced: count,
+      seconds: num,
+      agreement: num.nullable(),
+      leniency: num.nullable(),
+      by_criterion: z.record(z.string().max(200), z.strictObject({ n: count, agree: count, self_pass: count, external_pass: count })),
+    })
+    .optional(),
   // Online rubric evolution (src/rl/rubricEvolution.ts): the version judging the step, the decision after it.
   rubric_version: z.string().regex(/^[0-9a-f]{64}$/).optional(),
   rubric_evolution: z
@@ -279,6 +296,8 @@ const criterionResultSchema = z.union([
     // Evidence-required credit (src/rubric/evidenceCredit.ts): quoted or withheld, and the vacuous-credit probe's outcome.
     evidence: z.enum(['quoted', 'withheld']).optional(),
     probe: z.enum(['survived', 'fell', 'unscorable']).optional(),
+    // judge_external_fraction (src/rl/externalGrading.ts): the external judge's verdict, or the self verdict kept when it failed.
+    external: z.enum(['graded', 'failed']).optional(),
     // judge_verdict "pairwise" (src/rubric/pairwiseJudge.ts): the model's verdicts of the pairs with this rollout in the first slot.
     pairwise: z.array(z.strictObject({ vs: count, winner: z.enum(['first', 'second', 'tie']), margin: z.number().finite() })).max(1000).optional(),
   }),

@@ -9,6 +9,7 @@
 //  - README.md        how to run it, and what differs.
 // User text (prompts, rubric, model id) reaches Python only inside string literals written by
 // pyString, never in comments or code, so nothing in an experiment can inject Python.
+import { describeExternalJudge } from '../rl/externalGrading';
 import { strToU8, zipSync } from 'fflate';
 import { AUTO_SAVE_STEPS_LARGE } from '../rl/checkpointPolicy';
 import { trlDefaultNote, type GrpoConfig } from '../rl/config';
@@ -665,6 +666,10 @@ export async function exportToTrl(experiment: unknown, options: TrlExportOptions
   // The probe judge's weights stay in the page (fitted to labels that never leave it).
   if (e.judge?.kind === 'probe') notes.push('judge "probe" (a linear probe on a judge model\'s hidden states, trained in the page from your labels) is not exported: rubric_reward.py asks its judge endpoint each judge question instead');
   if (e.judge_bias) notes.push(`judge_bias (the page's bias sandbox, ${e.judge_bias.kind} ×${e.judge_bias.strength}) is not exported: the exported reward is the unbiased rubric`);
+  // Externally graded fraction (src/rl/externalGrading.ts): rubric_reward.py has one judge endpoint for every completion.
+  if (config.judge_external_fraction > 0 && config.judge_external) {
+    notes.push(`judge_external_fraction ${config.judge_external_fraction} (the page sent that share of each step's groups to the external judge, ${describeExternalJudge(config.judge_external)}, whose verdicts replaced the run's judge's there) is not exported: rubric_reward.py asks its one RUBRIC_JUDGE_* endpoint for every completion; point it at the external judge to grade everything with it`);
+  }
   const files: Record<string, string> = {};
   files['train_grpo.py'] = trainScript(options.modelId ?? e.model, config, heldOutRubric !== null, notes);
   files['prompts.jsonl'] = e.prompts.map((p) => JSON.stringify({ prompt: options.conversational ? [{ role: 'user', content: p }] : p })).join('\n') + '\n';

@@ -27,6 +27,8 @@ export interface OptionSpec {
   help: string;
   /** Only shown when this returns true for the effective config. */
   when?: (config: Record<string, unknown>) => boolean;
+  /** Edited in another panel (its id, e.g. 'judge': the judge picker), so the settings list leaves it out; its help and TRL note still live here. */
+  elsewhere?: 'judge';
   step?: number;
 }
 
@@ -633,6 +635,23 @@ export const SETTING_GROUPS: OptionGroup[] = [
         values: ['per_criterion', 'checklist'],
         trl: null,
         help: 'per_criterion: one judge call per response and criterion. checklist: one call per response sees all its judge questions and writes one numbered verdict line per criterion (a missing or doubled line is unscorable for that criterion). Fewer calls (the judge panel counts them), longer prompts. Needs a judge that writes text: judge_verdict "generative" on self/model, or a remote endpoint; the P(yes) margin answers one question per pass and is refused.',
+      },
+      {
+        key: 'judge_external_fraction',
+        kind: 'number',
+        step: 0.05,
+        trl: null,
+        elsewhere: 'judge',
+        help: 'Self-judging with an externally graded fraction (Self-Rewarding Rubric-Based RL): this share of each step\'s groups (whole groups, drawn from the seed and the step) is also judged by judge_external, whose verdicts replace the run\'s judge\'s on them. The judge meta panel shows, per step, their agreement per criterion, the run judge\'s leniency (its pass rate minus the external one\'s) and the external calls. 0 = off. Set in the Judge section.',
+      },
+      {
+        key: 'judge_external',
+        kind: 'enum',
+        values: ['remote', 'model', 'zero_shot'],
+        nullable: true,
+        trl: null,
+        elsewhere: 'judge',
+        help: 'The external judge of judge_external_fraction: a remote OpenAI-compatible endpoint (its key is entered for its site, never stored in the experiment), another model on this page\'s engine, or a zero-shot classifier; not the policy itself, the rules or a probe. Set in the Judge section.',
       },
     ],
   },
