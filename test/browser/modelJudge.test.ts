@@ -97,6 +97,36 @@ describe('model judge on gpt2-tiny', () => {
   });
 });
 
+describe('pairwise judge on tiny-byte-gpt2', () => {
+  it('reads the margin of "A" vs "B" in both orders of every pair, and the meta figures measure it', async () => {
+    const groups = [
+      { prompt: 'hi', completions: ['yes please', 'no thanks'] },
+      { prompt: 'go', completions: ['a', 'bb'] },
+    ];
+    const r = await harness.runModule(CASES, 'pairwiseOnFixture', { groups, question: 'Kind?' });
+    // 2 groups × 2 orders; the fixture's 128 bytes hold the first group's pairs only with the texts
+    // cut (prompt, A and B to the same length), the second's whole.
+    expect(r.outcomes).toHaveLength(4);
+    for (const n of r.promptTokens) expect(n).toBeLessThanOrEqual(r.context);
+    expect(r.cuts[0]).toBeGreaterThanOrEqual(1);
+    expect(r.cuts).toEqual([r.cuts[0], r.cuts[0], null, null]);
+    const margins = (r.outcomes as { ok: boolean; margin?: number; reason?: string }[]).map((o, i) => {
+      expect(o.ok, `pair ${i}: ${o.reason}`).toBe(true);
+      expect(Number.isFinite(o.margin)).toBe(true);
+      return o.margin!;
+    });
+    // The batched, left-padded pass equals z["A"] − z["B"] of a lone forward (f32 rounding).
+    expectClose(margins, r.reference, { atol: 1e-4, rtol: 0 }, 'margins');
+    // The meta panel's figures: 4 ordered comparisons, the first slot's wins are the positive margins.
+    const [bias] = r.bias;
+    const positive = margins.filter((m) => m > 0).length;
+    expect(bias).toMatchObject({ criterion_id: 'kind', n: 4, first_wins: positive, second_wins: 4 - positive, ties: 0, first_win_rate: positive / 4 });
+    expect(bias.index).toBeCloseTo((2 * positive - 4) / 4, 12);
+    expect(bias.histogram.reduce((s: number, h: { groups: number }) => s + h.groups, 0)).toBe(2);
+    for (const res of r.results) expect(res).toMatchObject({ status: 'ok', reason: expect.stringMatching(/^pairwise: won \d, tied \d, lost \d of 2 comparisons/) });
+  });
+});
+
 describe('probe judge on gpt2-tiny', () => {
   it('reads the last hidden state a forward pass gives, trains from labels and scores rollouts', async () => {
     const labelled: [string, string, boolean][] = [

@@ -56,13 +56,17 @@ export function pairPromptText(m: PairMaterial): string {
   return `${system}\n\n${user}\n\n${ANSWER_CUE}`;
 }
 
-/** The compact prompt for short contexts (a tiny self-judging policy). */
+/**
+ * The compact prompt for short contexts (a tiny self-judging policy): ~100 characters besides
+ * the question and the texts, so the fixture model's 128 bytes still hold a few of each.
+ */
 export function compactPairPromptText(m: PairMaterial): string {
   const c = questionOf(m.request);
   const holistic = isHolistic(c);
-  const rubric = holistic ? `${tagged('rubric', c.text)}\n` : '';
+  const inline = (tag: string, text: string) => `<${tag}>${defuseTags(text)}</${tag}>`;
+  const rubric = holistic ? `${inline('rubric', c.text)}\n` : '';
   const question = holistic ? COMPACT_HOLISTIC_QUESTION : c.judge_question;
-  return `${rubric}${tagged('prompt', m.request.prompt)}\nResponse A: ${tagged('response', m.first)}\nResponse B: ${tagged('response', m.second)}\n${question} Better: (A / B)\n${ANSWER_CUE}`;
+  return `${rubric}${inline('prompt', m.request.prompt)}\nResponse A: ${inline('response', m.first)}\nResponse B: ${inline('response', m.second)}\n${question} A or B?\n${ANSWER_CUE}`;
 }
 
 /** `text` cut to `chars` UTF-16 code units (never inside a surrogate pair), marked "…" when cut. */

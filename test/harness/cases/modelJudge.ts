@@ -157,3 +157,56 @@ export async function probeVsForward(rt: GpuRuntime, input: ProbeCaseInput) {
   model.params.destroy();
   return { set, ids, batched, reference, results, tooFew, hiddenSize: model.config.hiddenSize };
 }
+
+// ---- the pairwise judge (judge_verdict "pairwise") on the byte-level fixture model ----
+
+export interface PairwiseCaseInput {
+  /** One group per entry: a prompt and its responses. */
+  groups: { prompt: string; completions: string[] }[];
+  question: string;
+}
+
+/**
+ * Every ordered pair of each group through the engine pair scorer and the pairwise judge; each
+ * margin checked against z["A"] − z["B"] of an independent unpadded forward over the same ids.
+ * The prompt skips the fixture's instruction template: its 128-byte context could not hold the
+ * template and a pair.
+ */
+export async function pairwiseOnFixture(rt: GpuRuntime, input: PairwiseCaseInput) {
+  const { fetchModelFiles, loadModel } = await import('../../../src/model/load');
+  const { enginePairScorer } = await import('../../../src/rl/pairwiseEngine');
+  const { pairwiseJudge } = await import('../../../src/rubric/pairwiseJudge');
+  const { compactPairPromptText, fitPairPrompt } = await import('../../../src/rubric/judges/pairwisePrompt');
+  const { pairwiseComparisons } = await import('../../../src/rubric/pairwise');
+  const { positionBias } = await import('../../../src/rubric/judgeMeta');
+  const loaded = await loadModel(rt, await fetchModelFiles('/test/fixtures/tiny-byte-gpt2/'), { frozen: true });
+  const { model, tokenizer } = loaded;
+  const formatPrompt = (text: string) => [tokenizer.bosTokenId!, ...tokenizer.encode(text)];
+  const engine = { model, tokenizer, formatPrompt };
+  const criterion = { id: 'kind', text: 'Kind', weight: 1, tier: 'important' as const, judge_question: input.question, choices: ['no', 'yes'] };
+  const requests: JudgeRequest[] = input.groups.flatMap((g) => g.completions.map((completion) => ({ rubricVersion: 'v', prompt: g.prompt, completion, criterion, design: { verdict: 'pairwise' as const, scope: 'per_criterion' as const } })));
+  const pairs = input.groups.flatMap((g) =>
+    g.completions.flatMap((a, i) => g.completions.flatMap((b, j) => (i === j ? [] : [{ request: requests.find((r) => r.prompt === g.prompt)!, first: a, second: b }]))),
+  );
+  const outcomes = await enginePairScorer(engine, { compact: true, batchSize: 4 })(pairs, {});
+  // Independently: the documented fit (prompt and both responses cut alike to the context less
+  // the answer prefix " ", a token of its own here), then one unpadded forward.
+  const reference: number[] = [];
+  const cuts: (number | null)[] = [];
+  const promptTokens: number[] = [];
+  const [A, B] = [tokenizer.encode('A')[0], tokenizer.encode('B')[0]];
+  for (const p of pairs) {
+    const fitted = fitPairPrompt(p, compactPairPromptText, formatPrompt, model.config.maxPositions - 1);
+    const ids = [...fitted.ids, ...tokenizer.encode(' ')];
+    const z = await lastLogits(rt, model, ids);
+    reference.push(z[A] - z[B]);
+    cuts.push(fitted.cut);
+    promptTokens.push(ids.length);
+  }
+  const results = await pairwiseJudge('self', enginePairScorer(engine, { compact: true })).judge(requests);
+  let k = 0;
+  const groups = input.groups.map((g, gi) => ({ group: `0/${gi}`, step: 0, results: g.completions.map(() => [results[k++]]) }));
+  const bias = positionBias(pairwiseComparisons(['kind'], groups, null, { seed: 1 }));
+  model.params.destroy();
+  return { outcomes, reference, cuts, results, bias, promptTokens, context: model.config.maxPositions };
+}
