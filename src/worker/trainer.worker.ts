@@ -54,6 +54,8 @@ export interface OpenRequest {
   database?: string;
   /** The remote judge's API key with the origin it was entered for: kept in memory only, never sent to another origin. */
   judgeApiKey?: { origin: string; key: string };
+  /** The black-box distillation teacher endpoint's key, the same way (sent only to its origin). */
+  teacherApiKey?: { origin: string; key: string };
   /** The files of a "local:" model, picked by the user (Files survive postMessage). */
   localFiles?: PickedFile[];
   /** A Hub mirror, or a server laid out like the Hub, for "hf:" models (default huggingface.co). */
@@ -322,6 +324,7 @@ const api = {
       context = await buildGrpoContext(rt, experiment, files, {
         resume,
         judgeApiKey: request.judgeApiKey,
+        teacherApiKey: request.teacherApiKey,
         fetchModel: (id) => fetchModelById(id, { ...sourceOptions, localFiles: undefined }),
         // A 'model' judge runs in its own (nested) judge worker, on its own GPU runtime; close()
         // terminates it through releaseGrpoContext. 'self' stays here: it shares the policy's weights.

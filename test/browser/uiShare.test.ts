@@ -81,6 +81,38 @@ describe('share links', () => {
     expect(await settingValue('seed')).toBe('4321');
     expect(opened.pageErrors).toEqual([]);
   });
+
+  it('a link\'s black-box teacher endpoint stays off until confirmed, its key never enters a link, and a stored-responses file is checked', async () => {
+    const endpoint = { url: 'https://teacher.example.com/v1/chat/completions', model: 'big-1' };
+    const config = { ...FIRST_VISIT.experiment.config, distillation: { teacher: 'black_box', teacher_endpoint: endpoint } };
+    await openFragment(encodeShareLink({ experiment: { ...FIRST_VISIT.experiment, config } }));
+    await page.getByTestId('teacher-consent').waitFor();
+    expect(await page.getByTestId('teacher-consent-origin').textContent()).toBe('https://teacher.example.com');
+    expect(await page.getByTestId('setting-distillation.teacher').locator('select').inputValue()).toBe('off');
+    await page.getByTestId('teacher-consent-use').click();
+    expect(await page.getByTestId('teacher-url').inputValue()).toBe(endpoint.url);
+    await page.getByTestId('teacher-key').fill('sk-teacher-secret');
+    const shared = async () => {
+      await page.getByTestId('share').click();
+      await page.getByTestId('share-link').waitFor();
+      return page.getByTestId('share-link').inputValue();
+    };
+    const link = await shared();
+    expect(decodeShareLink(link).experiment.config.distillation).toEqual({ teacher: 'black_box', teacher_endpoint: endpoint });
+    expect(JSON.stringify(decodeShareLink(link))).not.toContain('sk-teacher-secret');
+
+    // A file of stored responses instead: a bad one is refused whole, naming its line; a good one replaces the endpoint.
+    await page.getByTestId('teacher-source-file').check();
+    const file = (text: string) => ({ name: 'teacher.jsonl', mimeType: 'application/json', buffer: Buffer.from(text) });
+    await page.getByTestId('teacher-responses-file').setInputFiles(file('{"prompt": "a", "response": "b"}\n{"prompt": "c"}\n'));
+    expect(await page.getByTestId('teacher-responses-error').textContent()).toBe('The teacher\'s responses file "teacher.jsonl" was not used: line 2: response: missing');
+    const prompt = FIRST_VISIT.experiment.prompts[0];
+    await page.getByTestId('teacher-responses-file').setInputFiles(file(JSON.stringify({ prompt, response: 'A teacher\'s answer.' })));
+    await page.getByTestId('teacher-responses-summary').filter({ hasText: '1 response for 1 prompt' }).waitFor();
+    await expect(page.getByTestId('teacher-responses-error').count()).resolves.toBe(0);
+    expect(decodeShareLink(await shared()).experiment.config.distillation).toEqual({ teacher: 'black_box', teacher_responses: [{ prompt, response: 'A teacher\'s answer.' }] });
+    expect(opened.pageErrors).toEqual([]);
+  });
 });
 
 describe('lessons', () => {

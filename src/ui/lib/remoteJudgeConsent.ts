@@ -30,3 +30,40 @@ export function withholdRemoteJudge<E extends object>(experiment: E, source: Jud
   const url = typeof (judge as { url?: unknown }).url === 'string' ? ((judge as { url: string }).url) : '';
   return { experiment: rest as E, held: { judge: structuredClone(judge as Record<string, unknown>), url, origin: httpOrigin(url), source } };
 }
+
+/** A link's, run file's or lesson's black-box distillation teacher endpoint, held until confirmed. */
+export interface HeldRemoteTeacher {
+  /** The endpoint as the experiment names it (URL and model; never a key). */
+  endpoint: { url: string; model: string };
+  url: string;
+  origin: string | null;
+  source: JudgeSource;
+}
+
+/**
+ * The same for a black-box teacher's endpoint (distillation.teacher_endpoint), which would receive
+ * every prompt of the run: taken out with the teacher switched off (plain GRPO) and held for consent.
+ * A teacher of stored responses sends nothing anywhere and is left as it is.
+ */
+export function withholdRemoteTeacher<E extends object>(experiment: E, source: JudgeSource): { experiment: E; held: HeldRemoteTeacher | null } {
+  const config = (experiment as { config?: unknown }).config;
+  const distillation = config !== null && typeof config === 'object' ? (config as { distillation?: unknown }).distillation : undefined;
+  const endpoint = distillation !== null && typeof distillation === 'object' ? (distillation as { teacher_endpoint?: unknown }).teacher_endpoint : undefined;
+  // Only the black_box teacher asks the endpoint (with another teacher a named endpoint is never called).
+  if (endpoint === null || typeof endpoint !== 'object' || (distillation as { teacher?: unknown }).teacher !== 'black_box') return { experiment, held: null };
+  const e = endpoint as { url?: unknown; model?: unknown };
+  const url = typeof e.url === 'string' ? e.url : '';
+  const rest: Record<string, unknown> = { ...(distillation as Record<string, unknown>), teacher: 'off' };
+  delete rest.teacher_endpoint;
+  return {
+    experiment: { ...experiment, config: { ...(config as Record<string, unknown>), distillation: rest } } as E,
+    held: { endpoint: { url, model: typeof e.model === 'string' ? e.model : '' }, url, origin: httpOrigin(url), source },
+  };
+}
+
+/** "Use this teacher": the config with the held endpoint as the black-box teacher's source again. */
+export function restoreRemoteTeacher(config: Record<string, unknown>, held: HeldRemoteTeacher): Record<string, unknown> {
+  const distillation: Record<string, unknown> = { ...((config.distillation ?? {}) as Record<string, unknown>), teacher: 'black_box', teacher_endpoint: { ...held.endpoint } };
+  delete distillation.teacher_responses;
+  return { ...config, distillation };
+}

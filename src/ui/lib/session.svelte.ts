@@ -26,6 +26,8 @@ export const DEFAULT_KEEP_STEPS = 20;
 export interface SessionOptions {
   /** The API key for a remote judge at this URL, bound to its origin, read when a run opens (undefined: none entered for it). */
   judgeApiKey?: (url: string) => OriginBoundKey | undefined;
+  /** The same for a black-box distillation teacher's endpoint (distillation.teacher_endpoint). */
+  teacherApiKey?: (url: string) => OriginBoundKey | undefined;
   /** The picked files of a "local:" model (undefined: not picked in this page). */
   localFiles?: (modelId: string) => File[] | undefined;
   /** Where "hf:" models download from (undefined: huggingface.co). */
@@ -39,6 +41,12 @@ export type ExportedFiles = Record<string, ArrayBuffer | string>;
 
 /** The thrown message of a cancelled download (DownloadCancelledError in src/model/hub). */
 const CANCELLED = /download cancelled/;
+
+/** The URL of an experiment's black-box teacher endpoint; null without one (the only teacher that takes a key). */
+function teacherEndpointUrl(experiment: Record<string, unknown>): string | null {
+  const d = (experiment.config as { distillation?: { teacher?: unknown; teacher_endpoint?: { url?: unknown } | null } } | undefined)?.distillation;
+  return d?.teacher === 'black_box' && typeof d.teacher_endpoint?.url === 'string' ? d.teacher_endpoint.url : null;
+}
 
 /** The URL of an experiment's remote judge (the only judge that takes a key); null for any other judge. */
 function remoteJudgeUrl(experiment: Record<string, unknown>): string | null {
@@ -152,7 +160,7 @@ export class TrainingSession {
     this.showStored(stored);
     try {
       const client = await this.ensureClient();
-      this.loaded = await client.api.open({ runId, judgeApiKey: this.judgeApiKey(experiment), ...this.modelSource(experiment) });
+      this.loaded = await client.api.open({ runId, judgeApiKey: this.judgeApiKey(experiment), teacherApiKey: this.teacherApiKey(experiment), ...this.modelSource(experiment) });
       await client.api.setSlowMotion(this.slowMotion, this.stageDelayMs);
       this.endDownload('done');
     } catch (e) {
@@ -308,6 +316,12 @@ export class TrainingSession {
     return url === null ? undefined : this.options.judgeApiKey?.(url);
   }
 
+  /** The key for the experiment's black-box teacher endpoint, bound to its origin; none without one. */
+  private teacherApiKey(experiment: Record<string, unknown>): OriginBoundKey | undefined {
+    const url = teacherEndpointUrl(experiment);
+    return url === null ? undefined : this.options.teacherApiKey?.(url);
+  }
+
   /** Opens a new run of the experiment unless it is the paused run's; false when opening failed. */
   private async prepare(experiment: Record<string, unknown>, name?: string): Promise<boolean> {
     const resumable = this.isLoaded(experiment) && (this.status === 'paused' || this.status === 'running');
@@ -316,7 +330,7 @@ export class TrainingSession {
     this.reset();
     try {
       const client = await this.ensureClient();
-      this.loaded = await client.api.open({ experiment, ...(name ? { name } : {}), judgeApiKey: this.judgeApiKey(experiment), ...this.modelSource(experiment) });
+      this.loaded = await client.api.open({ experiment, ...(name ? { name } : {}), judgeApiKey: this.judgeApiKey(experiment), teacherApiKey: this.teacherApiKey(experiment), ...this.modelSource(experiment) });
       await client.api.setSlowMotion(this.slowMotion, this.stageDelayMs);
       this.endDownload('done');
     } catch (e) {

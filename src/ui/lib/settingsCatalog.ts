@@ -42,6 +42,8 @@ export interface OptionGroup {
 const peft = (c: Record<string, unknown>) => c.use_peft === true;
 const distilling = (c: Record<string, unknown>) => ((c.distillation as { teacher?: string } | undefined)?.teacher ?? 'off') !== 'off';
 const distillField = (c: Record<string, unknown>, key: string) => (c.distillation as Record<string, unknown> | undefined)?.[key];
+/** A teacher whose next-token distributions are distilled: every teacher but black_box (text answers only, through the rubric). */
+const logitTeacher = (c: Record<string, unknown>) => distilling(c) && distillField(c, 'teacher') !== 'black_box';
 const scheduleKind = (c: Record<string, unknown>) => ((distillField(c, 'schedule') as { kind?: string } | undefined)?.kind ?? 'none');
 const method = (c: Record<string, unknown>) => (c.reward_aggregation as { method?: string } | undefined)?.method ?? 'weighted_mean';
 /** essential_gated, directly or as the aggregation of rubric_dropout's kept criteria. */
@@ -461,9 +463,9 @@ export const SETTING_GROUPS: OptionGroup[] = [
       {
         key: 'distillation.teacher',
         kind: 'enum',
-        values: ['off', 'self_rubric', 'criterion_injection'],
+        values: ['off', 'self_rubric', 'criterion_injection', 'black_box'],
         trl: null,
-        help: 'self_rubric (RGSD, OPSD): the same model with the rubric\'s criteria added to its prompt is the teacher of the model without them, so the rubric is learned without a judge. criterion_injection (CriPO): only where no answer of a group met a criterion, the same model told that criterion teaches that group\'s answers (forward KL; needs the judge, mode mixed). off = plain GRPO.',
+        help: 'self_rubric (RGSD, OPSD): the same model with the rubric\'s criteria added to its prompt is the teacher of the model without them, so the rubric is learned without a judge. criterion_injection (CriPO): only where no answer of a group met a criterion, the same model told that criterion teaches that group\'s answers (forward KL; needs the judge, mode mixed). black_box (ROPD): a teacher seen only through its text answers (a file of stored responses or a remote endpoint, set below); the judge model writes criteria that separate its answers from the model\'s, and that induced rubric scores the next steps (needs a judge that writes text, mode mixed). off = plain GRPO.',
       },
       {
         key: 'distillation.teacher_weights',
@@ -471,7 +473,7 @@ export const SETTING_GROUPS: OptionGroup[] = [
         values: ['frozen', 'live', 'ema'],
         trl: null,
         help: 'frozen: the starting model\'s weights (a second copy in memory, shared with beta\'s KL reference); live: the policy being trained, read without gradients; ema: an exponential moving average of the policy (a further full copy of the weights in memory, not under LoRA), a steadier teacher that still follows training.',
-        when: distilling,
+        when: logitTeacher,
       },
       {
         key: 'distillation.ema_decay',
@@ -479,7 +481,7 @@ export const SETTING_GROUPS: OptionGroup[] = [
         step: 0.01,
         trl: null,
         help: 'The ema teacher: after every applied step, teacher ← ema_decay × teacher + (1 − ema_decay) × policy. 0.99 follows the policy over about 100 steps; 0 is the live policy.',
-        when: (c) => distilling(c) && distillField(c, 'teacher_weights') === 'ema',
+        when: (c) => logitTeacher(c) && distillField(c, 'teacher_weights') === 'ema',
       },
       {
         key: 'distillation.mode',
@@ -489,30 +491,30 @@ export const SETTING_GROUPS: OptionGroup[] = [
         help: 'pure: distillation alone (nothing is judged, no reward; every advantage is 0). mixed: the GRPO loss plus weight × the mean divergence.',
         when: distilling,
       },
-      { key: 'distillation.weight', kind: 'number', step: 0.1, trl: null, help: 'Coefficient of the mean per-token divergence in the loss (averaged over the completion tokens of an optimizer step).', when: distilling },
+      { key: 'distillation.weight', kind: 'number', step: 0.1, trl: null, help: 'Coefficient of the mean per-token divergence in the loss (averaged over the completion tokens of an optimizer step).', when: logitTeacher },
       {
         key: 'distillation.beta',
         kind: 'number',
         step: 0.1,
         trl: 'GKDConfig.beta',
         help: 'Which divergence: 0 = forward KL(teacher ‖ student), 1 = reverse KL(student ‖ teacher), between = the generalized Jensen–Shannon divergence with that interpolation.',
-        when: distilling,
+        when: logitTeacher,
       },
-      { key: 'distillation.temperature', kind: 'number', step: 0.1, trl: 'GKDConfig.temperature', help: 'Both the teacher\'s and the student\'s logits are divided by it before the divergence.', when: distilling },
+      { key: 'distillation.temperature', kind: 'number', step: 0.1, trl: 'GKDConfig.temperature', help: 'Both the teacher\'s and the student\'s logits are divided by it before the divergence.', when: logitTeacher },
       {
         key: 'distillation.top_k',
         kind: 'int',
         nullable: true,
         trl: null,
         help: 'Only the teacher\'s K most likely tokens count, both distributions renormalised there (truncated divergence). Empty = the whole vocabulary.',
-        when: distilling,
+        when: logitTeacher,
       },
       {
         key: 'distillation.mask_special_tokens',
         kind: 'bool',
         trl: null,
         help: 'With top_k: the tokenizer\'s special tokens (BOS, EOS, PAD) never enter the teacher\'s top-K support.',
-        when: (c) => distilling(c) && distillField(c, 'top_k') !== null && distillField(c, 'top_k') !== undefined,
+        when: (c) => logitTeacher(c) && distillField(c, 'top_k') !== null && distillField(c, 'top_k') !== undefined,
       },
       {
         key: 'distillation.top_entropy_quantile',
@@ -521,7 +523,7 @@ export const SETTING_GROUPS: OptionGroup[] = [
         nullable: true,
         trl: null,
         help: 'Distil only the student\'s highest-entropy tokens: this top fraction of each micro-batch\'s completion tokens (TRL\'s top_entropy_quantile rule, for the divergence). Empty = the policy loss\'s top_entropy_quantile. The distillation chart shows the retained share.',
-        when: distilling,
+        when: logitTeacher,
       },
       {
         key: 'distillation.lmbda',
@@ -529,7 +531,7 @@ export const SETTING_GROUPS: OptionGroup[] = [
         step: 0.1,
         trl: 'GKDConfig.lmbda',
         help: 'The on-policy fraction: each step\'s batch is the student\'s own samples with this probability (seeded), otherwise the teacher\'s samples from its own prompt with the same sampler. Below 1 needs mode pure (or distill_then_rl). TRL\'s default is 0.5; 1 here keeps on-policy distillation on-policy.',
-        when: distilling,
+        when: logitTeacher,
       },
       {
         key: 'distillation.schedule.kind',
@@ -541,6 +543,16 @@ export const SETTING_GROUPS: OptionGroup[] = [
       { key: 'distillation.schedule.distill_steps', kind: 'int', trl: null, help: 'Steps of pure distillation before GRPO starts.', when: (c) => scheduleKind(c) === 'distill_then_rl' },
       { key: 'distillation.schedule.sft_steps', kind: 'int', trl: null, help: 'Steps of rejection-sampling SFT before GRPO starts.', when: (c) => scheduleKind(c) === 'ruft' },
       { key: 'distillation.schedule.min_reward', kind: 'number', step: 0.1, trl: null, help: 'A rollout is kept as SFT data when its rubric reward is at least this (1 = every criterion met with weighted_mean).', when: (c) => scheduleKind(c) === 'ruft' },
+      {
+        key: 'distillation.induce_every',
+        kind: 'int',
+        nullable: true,
+        trl: null,
+        defaultText: 'once',
+        help: 'The black_box teacher: induce the rubric again every this many steps, each time from the experiment\'s rubric with the newest contrasts (replacing the older induced criteria). Empty = once, after the run\'s first step (and again after a resume).',
+        when: (c) => distillField(c, 'teacher') === 'black_box',
+      },
+      { key: 'distillation.induce_max_criteria', kind: 'int', trl: null, help: 'The black_box teacher: criteria the judge model may write per prompt from one contrast of the teacher\'s and the model\'s answers.', when: (c) => distillField(c, 'teacher') === 'black_box' },
     ],
   },
   {
