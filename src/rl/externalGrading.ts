@@ -241,3 +241,17 @@ export function describeExternalJudge(c: JudgeChoice): string {
   if (c.kind === 'model' || c.kind === 'zero_shot') return `${c.kind === 'model' ? 'model' : 'zero-shot'} ${c.model}`;
   return c.kind;
 }
+
+/**
+ * A link's, run file's or lesson's remote external judge is an endpoint chosen by whoever made it,
+ * which would receive every prompt and completion it grades: the experiment opens with external
+ * grading off (fraction 0; the endpoint stays in the judge picker, under its warning), so only the
+ * visitor turns it on. Any other experiment is returned as it is.
+ */
+export function withholdExternalRemote<E extends object>(experiment: E): { experiment: E; held: boolean } {
+  const config = (experiment as { config?: unknown }).config;
+  if (config === null || typeof config !== 'object') return { experiment, held: false };
+  const { judge_external_fraction: fraction, judge_external: external } = config as { judge_external_fraction?: unknown; judge_external?: { kind?: unknown } | null };
+  if (external?.kind !== 'remote' || typeof fraction !== 'number' || !(fraction > 0)) return { experiment, held: false };
+  return { experiment: { ...experiment, config: { ...(config as Record<string, unknown>), judge_external_fraction: 0 } }, held: true };
+}

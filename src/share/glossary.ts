@@ -63,6 +63,8 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   { term: 'num_iterations', kind: 'setting', definition: 'How many updates each batch of answers is used for; above 1 the ratio can move away from 1.', lesson: 'clipping' },
   { term: 'scale_rewards', kind: 'setting', definition: 'Whether advantages are divided by the reward spread of the group, of the batch, or not at all.', lesson: 'zero-variance' },
   { term: 'loss_type', kind: 'setting', definition: 'How the per-token losses of a batch are averaged into one number (dapo, grpo, dr_grpo, ...).' },
+  { term: 'judge_external_fraction', kind: 'setting', definition: 'The share of each step\'s groups that an external judge also grades; its verdicts replace the run judge\'s there, anchoring a self-judge.' },
+  { term: 'leniency', kind: 'metric', definition: 'How much more often the run\'s judge passes an answer than a reference judge on the same answers (its pass rate minus theirs).' },
   { term: 'gate_cap', kind: 'setting', definition: 'The most reward an answer can get when it fails an essential criterion (essential gating).', lesson: 'reward-hacking-gated' },
   { term: 'black_box', kind: 'setting', definition: 'A distillation teacher seen only through its text answers: a judge model writes criteria that tell them from the model\'s, and that rubric scores the model.' },
   { term: 'teacher_responses', kind: 'setting', definition: 'The black_box teacher\'s answers as a file (JSON or JSONL, prompt and response per entry), carried with the experiment.' },

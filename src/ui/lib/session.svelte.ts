@@ -48,10 +48,17 @@ function teacherEndpointUrl(experiment: Record<string, unknown>): string | null 
   return d?.teacher === 'black_box' && typeof d.teacher_endpoint?.url === 'string' ? d.teacher_endpoint.url : null;
 }
 
-/** The URL of an experiment's remote judge (the only judge that takes a key); null for any other judge. */
+/**
+ * The URL of an experiment's remote judge (the only judge that takes a key): the run's own, or else
+ * its external judge's while judge_external_fraction is on (src/rl/externalGrading.ts: a run has at
+ * most one remote judge); null for any other judge.
+ */
 function remoteJudgeUrl(experiment: Record<string, unknown>): string | null {
   const judge = experiment.judge as { kind?: unknown; url?: unknown } | undefined;
-  return judge?.kind === 'remote' && typeof judge.url === 'string' ? judge.url : null;
+  if (judge?.kind === 'remote') return typeof judge.url === 'string' ? judge.url : null;
+  const config = (experiment.config ?? {}) as { judge_external_fraction?: unknown; judge_external?: { kind?: unknown; url?: unknown } | null };
+  const external = config.judge_external;
+  return typeof config.judge_external_fraction === 'number' && config.judge_external_fraction > 0 && external?.kind === 'remote' && typeof external.url === 'string' ? external.url : null;
 }
 
 export class TrainingSession {

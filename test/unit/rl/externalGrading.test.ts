@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseGrpoConfig } from '../../../src/rl/config';
 import { parseExperiment } from '../../../src/rl/experiment';
 import { experimentProblems } from '../../../src/rl/issueLabels';
-import { externalGroupCount, externallyGradedGroups, gradeExternally, sumAgreement, type ExternalGradingMetrics } from '../../../src/rl/externalGrading';
+import { externalGroupCount, externallyGradedGroups, gradeExternally, sumAgreement, withholdExternalRemote, type ExternalGradingMetrics } from '../../../src/rl/externalGrading';
 import type { RolloutRecord, StepMetrics } from '../../../src/rl/grpoStep';
 import { parseRubric, type CriterionResult, type Judge, type JudgeRequest } from '../../../src/rubric';
 import { metricColumns, metricsToCsv } from '../../../src/share/csv';
@@ -265,5 +265,17 @@ describe('judge_external_fraction and judge_external', () => {
     const { notes } = await exportToTrl({ ...base, judge: { kind: 'remote', url: 'http://127.0.0.1:8/v1', model: 'm' }, config: { judge_external_fraction: 0.5, judge_external: { kind: 'model', model: 'embedded/tiny-gpt2-byte' } } });
     expect(notes.join('\n')).toMatch(/judge_external_fraction 0.5 \(the page sent that share of each step's groups to the external judge, model embedded\/tiny-gpt2-byte, whose verdicts replaced the run's judge's there\) is not exported/);
     expect((await exportToTrl({ ...base, judge: { kind: 'remote', url: 'http://127.0.0.1:8/v1', model: 'm' } })).notes.join('\n')).not.toMatch(/judge_external/);
+  });
+
+  it('opens a foreign experiment with a remote external judge switched off, the endpoint kept', () => {
+    const config = { judge_external_fraction: 0.5, judge_external: remoteExternal, seed: 3 };
+    const held = withholdExternalRemote({ ...base, config });
+    expect(held.held).toBe(true);
+    expect(held.experiment.config).toEqual({ ...config, judge_external_fraction: 0 });
+    expect(problems(held.experiment)).toEqual([]);
+    // A judge on this page sends nothing anywhere: left as it is.
+    const model = { ...base, config: { judge_external_fraction: 0.5, judge_external: { kind: 'model', model: 'embedded/tiny-gpt2-byte' } } };
+    expect(withholdExternalRemote(model)).toEqual({ experiment: model, held: false });
+    expect(withholdExternalRemote(base)).toEqual({ experiment: base, held: false });
   });
 });
