@@ -59,8 +59,9 @@ export function parseTeacherResponses(source: string): TeacherResponse[] {
   }
   if (wholeError === null && Array.isArray(whole)) {
     entries = whole.map((value, i) => ({ where: `entry ${i + 1}`, value }));
-  } else if (wholeError === null && whole !== null && typeof whole === 'object' && !('prompt' in whole && 'response' in whole)) {
-    // One object: prompt → response.
+  } else if (wholeError === null && whole !== null && typeof whole === 'object' && !('prompt' in whole || 'response' in whole)) {
+    // One object: prompt → response. An object with a "prompt" or "response" field is one entry
+    // (a one-line JSONL file), so a missing field is named rather than read as a prompt called "prompt".
     entries = Object.entries(whole as Record<string, unknown>).map(([prompt, response], i) => ({ where: `entry ${i + 1} ("${prompt.slice(0, 40)}")`, value: { prompt, response } }));
   } else if (wholeError === null && whole !== null && typeof whole === 'object') {
     entries = [{ where: 'line 1', value: whole }];

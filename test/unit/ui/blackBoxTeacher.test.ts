@@ -41,6 +41,8 @@ describe('the black-box teacher\'s stored responses file', () => {
     expect('error' in read && read.error).toBe(
       'The teacher\'s responses file "teacher.jsonl" was not used: line 2: response: missing; line 3: unknown field "api_key" (an entry has only "prompt" and "response")',
     );
+    // One line with a field missing is that entry, not a map with a prompt called "prompt".
+    expect(readTeacherResponses('one.jsonl', 16, '{"prompt": "a"}\n')).toEqual({ error: 'The teacher\'s responses file "one.jsonl" was not used: line 1: response: missing' });
     const notJson = readTeacherResponses('x.json', 5, '{oops');
     expect('error' in notJson && notJson.error).toMatch(/^The teacher's responses file "x.json" was not used: not valid JSON/);
     expect(readTeacherResponses('big.jsonl', MAX_TEACHER_FILE_BYTES + 1, null)).toEqual({ error: 'The teacher\'s responses file "big.jsonl" was not used: it is 32.0 MB, more than the 32 MB this page reads' });
