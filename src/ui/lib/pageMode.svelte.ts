@@ -24,6 +24,8 @@ export class PageMode {
   lesson = $state.raw<ActiveLesson | null>(null);
   /** Why the share link in the address could not be opened (a ShareLinkError's message). */
   linkError = $state<string | null>(null);
+  /** The opened link's rubric lineage (pin or allow, and where a pinned rubric came from); null for none. */
+  lineage = $state.raw<Shared['rubric_lineage'] | null>(null);
   private readonly hidden = $derived(new Set(this.lesson?.hidden ?? []));
 
   /** Whether a control is hidden; a setting "a.b" is hidden with its group "a" too. */
@@ -33,6 +35,7 @@ export class PageMode {
 
   /** Enters the lesson a link or the lessons menu carries (or leaves lesson mode for none). */
   enter(shared: Shared): void {
+    this.lineage = shared.rubric_lineage ?? null;
     const l = shared.lesson;
     if (!l) {
       this.lesson = null;
