@@ -1,4 +1,6 @@
 // The GRPO loop's controls (the worker exposes the same methods to the UI).
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
 
@@ -82,5 +84,61 @@ describe('online rubric evolution (issue 12)', () => {
     expect(r.markers[0]).toEqual({ x: 1, label: expect.stringMatching(new RegExp(`^rubric version ${v1.slice(0, 8)} after step 1 \\(prune: −always`)) });
     expect(r.checkpointVersion).toBe(r.final);
     console.log(`evolvePrune browser case: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  });
+
+  it('rare with a remote writer (a loopback OpenAI-compatible fake): a malformed proposal changes nothing and says why; a valid one is judged on the snapshot and accepted with its lineage', async () => {
+    const t0 = performance.now();
+    // The fake: rubric-writing requests (the generation system prompt) get a malformed proposal
+    // (a flaw check with a positive weight), then a valid one; judge requests get yes, no, yes, …
+    // (with concurrency 1 in rollout order: each group of two splits, so the flaw discriminates).
+    const seen = { writer: [] as string[], judge: 0 };
+    const BAD = { criteria: [{ id: 'rambles', text: 'Rambles on', weight: 1, tier: 'important', judge_question: 'Does the response ramble?' }] };
+    const GOOD = { criteria: [{ id: 'garbled', text: 'Is garbled', weight: -1, tier: 'important', judge_question: 'Is the response garbled?' }] };
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': '*', 'access-control-allow-methods': 'POST, OPTIONS', connection: 'close' };
+        if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
+        let content: string;
+        if (body.includes('You write grading rubrics')) {
+          seen.writer.push(body);
+          content = JSON.stringify(seen.writer.length === 1 ? BAD : GOOD);
+        } else content = seen.judge++ % 2 === 0 ? 'yes' : 'no';
+        res.writeHead(200, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+      const r = await harness.runModule(CASES, 'evolveRareWriter', { url });
+      expect(r.status).toBe('finished');
+      const [first, second] = r.events;
+      // After step 1: the malformed proposal is refused with the parser's reason; the rubric stays.
+      expect(first).toMatchObject({ step: 0, strategy: 'rare', outcome: 'unchanged', parent: r.start, version: null });
+      expect(first.reason).toContain('"rambles" has weight 1: a flaw check is a pitfall (negative weight)');
+      expect(r.versions).toEqual([r.start, r.start]);
+      // After step 2: 'always' replaced by the flaw check, which split the snapshot's groups.
+      expect(second).toMatchObject({ step: 1, strategy: 'rare', outcome: 'accepted', parent: r.start, removed: ['always'], added: ['garbled'] });
+      expect(second.reason).toBe('"always" is met by every rollout of the recent steps: replaced by flaw checks garbled');
+      expect(second.checks).toEqual([
+        expect.objectContaining({ criterion: 'garbled', passed: true, met_rate: 0.5, flag: 'discriminative' }),
+        expect.objectContaining({ criterion: '(reward)', passed: true }),
+      ]);
+      expect(second.rubric).toEqual([['never', 1], ['garbled', -1]]);
+      expect(r.final).toBe(second.version);
+      expect(r.lineage).toEqual([
+        { version: r.start, parent: null, first_step: 0, strategy: null, reason: null },
+        { version: second.version, parent: r.start, first_step: 2, strategy: 'rare', reason: second.reason },
+      ]);
+      // The writer saw the saturated criterion and the step's responses; 2 groups of 2 were judged once.
+      expect(seen.writer).toHaveLength(2);
+      expect(seen.writer[1]).toContain('At most 100000 characters');
+      expect(seen.judge).toBe(4);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    console.log(`evolveRareWriter browser case: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   });
 });

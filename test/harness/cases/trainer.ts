@@ -4,6 +4,7 @@ import { fetchModelFiles } from '../../../src/model/load';
 import { buildGrpoContext } from '../../../src/rl/context';
 import type { Stage, StepMetrics } from '../../../src/rl/grpoStep';
 import { GrpoTrainer, type TrainerEvent } from '../../../src/rl/trainer';
+import { rubricLineage } from '../../../src/rubric/evolve';
 import { rubricEvolutionMarkers } from '../../../src/ui/lib/series';
 
 const EXPERIMENT = {
@@ -147,5 +148,44 @@ export async function evolvePrune(rt: GpuRuntime) {
     })),
     markers: rubricEvolutionMarkers(metrics),
     checkpointVersion: state.evolved_rubric?.version ?? null,
+  };
+}
+
+/**
+ * rubric_evolution "rare" with a remote OpenAI-compatible writer (issue 12): 'always' is met by
+ * every rollout, so after each step rare asks the endpoint (url: a loopback fake run by the test)
+ * for flaw checks to replace it. The test's fake writes a malformed proposal first (a positive
+ * weight) and a valid one second, and judges the new criterion's question on the snapshot. 'never'
+ * (met by none) keeps a positive weight in the proposed rubric. Returns each step's decision and
+ * the lineage.
+ */
+export async function evolveRareWriter(rt: GpuRuntime, input: { url: string }) {
+  const experiment = {
+    ...EXPERIMENT,
+    rubric: {
+      name: 'rare',
+      criteria: [
+        { id: 'always', text: 'At most 100000 characters', weight: 2, tier: 'important', rule: { kind: 'length', unit: 'characters', max: 100000 } },
+        { id: 'never', text: 'Says zqxzqx', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['zqxzqx'] } },
+      ],
+    },
+    // concurrency 1: the fake sees the guarded check's judge requests in rollout order.
+    judge: { kind: 'remote', url: input.url, model: 'writer-model', concurrency: 1, max_attempts: 1 },
+    config: { ...EXPERIMENT.config, num_generations: 2, generation_batch_size: 4, max_completion_length: 3, max_steps: 2, save_steps: 0, rubric_evolution: 'rare', rubric_evolution_every: 1, rubric_evolution_window: 1 },
+  };
+  const ctx = await buildGrpoContext(rt, experiment, await fetchModelFiles(experiment.model));
+  const start = ctx.rubricVersion;
+  const metrics: StepMetrics[] = [];
+  const trainer = new GrpoTrainer(ctx, { prompts: experiment.prompts, onEvent: (e) => e.type === 'step' && metrics.push(e.metrics) });
+  await trainer.start();
+  ctx.model.params.destroy();
+  return {
+    start,
+    status: trainer.status,
+    final: ctx.rubricVersion,
+    finalIds: ctx.rubric.criteria.map((c) => c.id),
+    versions: metrics.map((m) => m.rubric_version),
+    events: metrics.map((m) => (m.rubric_evolution ? { ...m.rubric_evolution, rubric: m.rubric_evolution.rubric?.criteria.map((c) => [c.id, c.weight]) ?? null } : null)),
+    lineage: rubricLineage(start, metrics.map((m) => m.rubric_evolution)),
   };
 }
