@@ -164,4 +164,17 @@ describe('distillation training modes (lmbda, EMA teacher, token selection)', ()
     expect(r.emaMoved).toBeGreaterThan(1e-6);
     expect(r.emaError).toBeLessThan(1e-6);
   });
+
+  it('the EMA teacher survives a checkpoint: resumed, it holds the saved averaged weights; a misshapen or missing one is refused', async () => {
+    const r = await harness.runModule(CASES, 'emaResume', {});
+    expect(r.hasEmaFile).toBe(true);
+    // The teacher moved in the step and is not the policy's weights: equality below is the saved average's.
+    expect(r.moved).toBeGreaterThan(1e-6);
+    expect(r.fromPolicy).toBeGreaterThan(1e-6);
+    expect(r.restoreError).toBe(0);
+    expect(r.restoredValues).toEqual(r.savedValues);
+    expect(r.misshapen).toMatch(/the checkpoint's ema teacher \(ema_model\.safetensors\) does not match the model: transformer\.ln_f\.weight has shape \[16\], the model's is \[32\]/);
+    expect(r.missing).toMatch(/this checkpoint \(step 1\) has no ema_model\.safetensors, but the ema teacher had already averaged 1 step/);
+    console.log(`emaResume: ${r.seconds.toFixed(1)} s in the page`);
+  });
 });

@@ -17,6 +17,9 @@ import { grpoStep, type GrpoContext } from '../../../src/rl/grpoStep';
 import { privilegedPrompt } from '../../../src/rl/distill/teacher';
 import { generate } from '../../../src/model/generate';
 import { buildRolloutBatch } from '../../../src/rl/rolloutBatch';
+import { GrpoTrainer } from '../../../src/rl/trainer';
+import type { CheckpointFiles } from '../../../src/model/checkpoint';
+import { readSafetensors, writeSafetensors } from '../../../src/model/safetensors';
 
 const tok = new ByteTokenizer();
 
@@ -263,5 +266,82 @@ export async function trainingModes(rt: GpuRuntime) {
     emaError,
     emaMoved,
     emaSeparate: ema !== ctx.model && ema.params !== ctx.model.params,
+  };
+}
+
+/**
+ * The ema teacher across a checkpoint: one trainer step with teacher_weights "ema" on the fixture
+ * model, a checkpoint, then a context resumed from it. Returns the largest difference between the
+ * restored teacher and the saved one (and a few values of each, read back), how far the teacher is
+ * from the policy (so equality is not the policy's weights), and what a checkpoint whose teacher
+ * has a misshapen tensor, or none, is told.
+ */
+export async function emaResume(rt: GpuRuntime) {
+  const t0 = performance.now();
+  const experiment = {
+    model: FIXTURE,
+    prompts: ['Say hi.', 'Be kind.'],
+    rubric: { name: 'a', criteria: [{ id: 'has_a', text: 'Has a', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['a'] } }] },
+    config: {
+      num_generations: 2,
+      generation_batch_size: 4,
+      max_completion_length: 4,
+      learning_rate: 0.05,
+      seed: 3,
+      save_steps: 0,
+      max_steps: 1,
+      distillation: { teacher: 'self_rubric', teacher_weights: 'ema', ema_decay: 0.5, mode: 'pure' },
+    },
+  };
+  const files = await fetchModelFiles(FIXTURE);
+  const ctx = await buildGrpoContext(rt, experiment, files);
+  const trainer = new GrpoTrainer(ctx, { prompts: experiment.prompts });
+  const start = await ctx.emaTeacher!.params.read('value');
+  await trainer.singleStep();
+  const saved = await ctx.emaTeacher!.params.read('value');
+  const checkpoint = await trainer.checkpoint();
+  releaseGrpoContext(ctx);
+  const resumed = await buildGrpoContext(rt, experiment, files, { resume: checkpoint });
+  const restored = await resumed.emaTeacher!.params.read('value');
+  const policy = await resumed.model.params.read('value');
+  releaseGrpoContext(resumed);
+  let restoreError = 0;
+  let fromPolicy = 0;
+  let moved = 0;
+  for (const [name, t] of saved) {
+    const r = restored.get(name)!.data;
+    t.data.forEach((x, i) => {
+      restoreError = Math.max(restoreError, Math.abs(r[i] - x));
+      fromPolicy = Math.max(fromPolicy, Math.abs(r[i] - policy.get(name)!.data[i]));
+      moved = Math.max(moved, Math.abs(x - start.get(name)!.data[i]));
+    });
+  }
+  const probe = 'transformer.h.0.mlp.c_fc.weight';
+  const refusal = async (files2: CheckpointFiles) => {
+    try {
+      releaseGrpoContext(await buildGrpoContext(rt, experiment, files, { resume: files2 }));
+      return '';
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  // A teacher with one misshapen tensor (the final norm cut to half), and none at all.
+  const tensors = readSafetensors(checkpoint['ema_model.safetensors']!).tensors;
+  const norm = tensors.get('transformer.ln_f.weight')!;
+  tensors.set('transformer.ln_f.weight', { shape: [norm.shape[0] / 2], data: norm.data.slice(0, norm.shape[0] / 2) });
+  const misshapen = await refusal({ ...checkpoint, 'ema_model.safetensors': writeSafetensors(tensors) });
+  const stripped: CheckpointFiles = { ...checkpoint };
+  delete stripped['ema_model.safetensors'];
+  const missing = await refusal(stripped);
+  return {
+    hasEmaFile: checkpoint['ema_model.safetensors'] !== undefined,
+    restoreError,
+    fromPolicy,
+    moved,
+    savedValues: Array.from(saved.get(probe)!.data.slice(0, 4)),
+    restoredValues: Array.from(restored.get(probe)!.data.slice(0, 4)),
+    misshapen,
+    missing,
+    seconds: (performance.now() - t0) / 1000,
   };
 }
