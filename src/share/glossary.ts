@@ -68,6 +68,7 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   { term: 'gate_cap', kind: 'setting', definition: 'The most reward an answer can get when it fails an essential criterion (essential gating).', lesson: 'reward-hacking-gated' },
   { term: 'black_box', kind: 'setting', definition: 'A distillation teacher seen only through its text answers: a judge model writes criteria that tell them from the model\'s, and that rubric scores the model.' },
   { term: 'teacher_responses', kind: 'setting', definition: 'The black_box teacher\'s answers as a file (JSON or JSONL, prompt and response per entry), carried with the experiment.' },
+  { term: 'teacher_model', kind: 'setting', definition: 'The distillation teacher as another model (an embedded or Hub id) with the student\'s tokenizer; it only reads the student\'s answers.', lesson: 'distill-teacher' },
   { term: 'teacher_endpoint', kind: 'setting', definition: 'The black_box teacher as an OpenAI-compatible endpoint (URL and model), asked once per prompt; its key stays in the page.' },
   { term: 'dropout_p', kind: 'setting', definition: 'The chance that each criterion is left out of a step\'s reward (Rubric Dropout).', lesson: 'reward-hacking-dropout' },
   { term: 'rubric_evolution', kind: 'setting', definition: 'How the rubric may change mid-run (prune, rare, online_rubrics): each change is a new version, applied only after a check on stored answers.', lesson: 'rubric-evolution' },

@@ -8,8 +8,8 @@ import { ROLLOUT_AGGREGATION_NAMES } from '../../rubric/aggregations';
 import { RUBRIC_EVOLUTION_STRATEGIES } from '../../rubric/evolve';
 import { EVOLUTION_WRITERS } from '../../rubric/evolvePropose';
 
-/** 'modules': LoRA target modules, typed as a comma-separated list, "all-linear", or empty for PEFT's default. */
-export type OptionKind = 'int' | 'number' | 'enum' | 'bool' | 'modules';
+/** 'modules': LoRA target modules, typed as a comma-separated list, "all-linear", or empty for PEFT's default; 'text': a string as typed (a model id). */
+export type OptionKind = 'int' | 'number' | 'enum' | 'bool' | 'modules' | 'text';
 
 export interface OptionSpec {
   key: string;
@@ -463,9 +463,18 @@ export const SETTING_GROUPS: OptionGroup[] = [
       {
         key: 'distillation.teacher',
         kind: 'enum',
-        values: ['off', 'self_rubric', 'criterion_injection', 'black_box'],
+        values: ['off', 'self_rubric', 'model', 'criterion_injection', 'black_box'],
         trl: null,
-        help: 'self_rubric (RGSD, OPSD): the same model with the rubric\'s criteria added to its prompt is the teacher of the model without them, so the rubric is learned without a judge. criterion_injection (CriPO): only where no answer of a group met a criterion, the same model told that criterion teaches that group\'s answers (forward KL; needs the judge, mode mixed). black_box (ROPD): a teacher seen only through its text answers (a file of stored responses or a remote endpoint, set below); the judge model writes criteria that separate its answers from the model\'s, and that induced rubric scores the next steps (needs a judge that writes text, mode mixed). off = plain GRPO.',
+        help: 'self_rubric (RGSD, OPSD): the same model with the rubric\'s criteria added to its prompt is the teacher of the model without them, so the rubric is learned without a judge. model: another model with the student\'s tokenizer (teacher_model), inference passes only. criterion_injection (CriPO): only where no answer of a group met a criterion, the same model told that criterion teaches that group\'s answers (forward KL; needs the judge, mode mixed). black_box (ROPD): a teacher seen only through its text answers (a file of stored responses or a remote endpoint, set below); the judge model writes criteria that separate its answers from the model\'s, and that induced rubric scores the next steps (needs a judge that writes text, mode mixed). off = plain GRPO.',
+      },
+      {
+        key: 'distillation.teacher_model',
+        kind: 'text',
+        nullable: true,
+        trl: 'GKDConfig.teacher_model_name_or_path',
+        defaultText: 'embedded/… or hf:org/name',
+        help: 'The model teacher: a model id as the experiment names its model (an embedded model, or a Hub model). It must use the student\'s tokenizer (checked when the run opens: vocabulary, every token\'s id, special tokens; a difference is refused by name), runs inference passes only and counts in the memory plan.',
+        when: (c) => distillField(c, 'teacher') === 'model',
       },
       {
         key: 'distillation.teacher_weights',
@@ -473,7 +482,7 @@ export const SETTING_GROUPS: OptionGroup[] = [
         values: ['frozen', 'live', 'ema'],
         trl: null,
         help: 'frozen: the starting model\'s weights (a second copy in memory, shared with beta\'s KL reference); live: the policy being trained, read without gradients; ema: an exponential moving average of the policy (a further full copy of the weights in memory, not under LoRA), a steadier teacher that still follows training.',
-        when: logitTeacher,
+        when: (c) => distillField(c, 'teacher') === 'self_rubric' || distillField(c, 'teacher') === 'criterion_injection',
       },
       {
         key: 'distillation.ema_decay',

@@ -81,7 +81,7 @@ describe('the black-box teacher\'s source in the draft', () => {
     expect(base.distillation).toEqual({ teacher: 'black_box', induce_every: 2 });
   });
 
-  it('offers black_box and its induction settings only for it; hides the divergence settings it does not use', () => {
+  it('offers black_box and its induction settings only for it, hides the divergence settings it does not use; the model teacher\'s id is a field', () => {
     const teacher = ALL_OPTIONS.find((o) => o.key === 'distillation.teacher')!;
     expect(teacher.values).toContain('black_box');
     const shown = (c: Record<string, unknown>) => ALL_OPTIONS.filter((o) => o.key.startsWith('distillation.') && (!o.when || o.when(c))).map((o) => o.key);
@@ -91,7 +91,15 @@ describe('the black-box teacher\'s source in the draft', () => {
     expect(blackBox).not.toContain('distillation.lmbda');
     const self = shown({ distillation: { teacher: 'self_rubric' } });
     expect(self).toContain('distillation.beta');
+    expect(self).toContain('distillation.teacher_weights');
     expect(self).not.toContain('distillation.induce_every');
+    expect(self).not.toContain('distillation.teacher_model');
+    // The model teacher (the distillation lessons use it): its id as text; the self teacher's weights do not apply.
+    expect(teacher.values).toContain('model');
+    const model = shown({ distillation: { teacher: 'model' } });
+    expect(model).toEqual(expect.arrayContaining(['distillation.teacher_model', 'distillation.beta', 'distillation.lmbda']));
+    expect(model).not.toContain('distillation.teacher_weights');
+    expect(ALL_OPTIONS.find((o) => o.key === 'distillation.teacher_model')).toMatchObject({ kind: 'text', nullable: true, trl: 'GKDConfig.teacher_model_name_or_path' });
   });
 });
 
