@@ -70,6 +70,7 @@ export const GLOSSARY: readonly GlossaryEntry[] = [
   { term: 'teacher_responses', kind: 'setting', definition: 'The black_box teacher\'s answers as a file (JSON or JSONL, prompt and response per entry), carried with the experiment.' },
   { term: 'teacher_model', kind: 'setting', definition: 'The distillation teacher as another model (an embedded or Hub id) with the student\'s tokenizer; it only reads the student\'s answers.', lesson: 'distill-teacher' },
   { term: 'teacher_endpoint', kind: 'setting', definition: 'The black_box teacher as an OpenAI-compatible endpoint (URL and model), asked once per prompt; its key stays in the page.' },
+  { term: 'position bias', kind: 'metric', definition: 'A pairwise judge\'s lean towards a slot, each pair asked in both orders: (first-slot wins − second-slot wins) / comparisons; 0 when the slot does not matter.', shown_as: ['Position bias (pairwise mode)'] },
   { term: 'dropout_p', kind: 'setting', definition: 'The chance that each criterion is left out of a step\'s reward (Rubric Dropout).', lesson: 'reward-hacking-dropout' },
   { term: 'rubric_evolution', kind: 'setting', definition: 'How the rubric may change mid-run (prune, rare, online_rubrics): each change is a new version, applied only after a check on stored answers.', lesson: 'rubric-evolution' },
   { term: 'rubric_evolution_writer', kind: 'setting', definition: 'Who writes rare\'s flaw checks: the judge\'s model, or a catalogue of rule-based checks (no model; the most discriminative on recent answers).', lesson: 'rubric-evolution' },

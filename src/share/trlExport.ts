@@ -415,7 +415,7 @@ function configLines(c: GrpoConfig, notes: string[]): Line[] {
   if (c.judge_verdict !== 'logprob_margin' || c.judge_scope !== 'per_criterion') {
     lines.push(
       unsupported(
-        `judge_verdict "${c.judge_verdict}", judge_scope "${c.judge_scope}" (the page's judge ${c.judge_verdict === 'generative' ? 'writes a verdict line with a quote and a reason' : 'reads P(yes)'}${c.judge_scope === 'checklist' ? ', one call per completion for all its criteria' : ''}): rubric_reward.py asks its endpoint one criterion at a time for the answer only; not applied`,
+        `judge_verdict "${c.judge_verdict}", judge_scope "${c.judge_scope}" (the page's judge ${c.judge_verdict === 'generative' ? 'writes a verdict line with a quote and a reason' : c.judge_verdict === 'pairwise' ? 'compares two completions of a group in one prompt, both orders, and scores each by its share of wins' : 'reads P(yes)'}${c.judge_scope === 'checklist' ? ', one call per completion for all its criteria' : ''}): rubric_reward.py asks its endpoint one criterion at a time for the answer only; not applied`,
       ),
     );
   }

@@ -646,9 +646,9 @@ export const SETTING_GROUPS: OptionGroup[] = [
       {
         key: 'judge_verdict',
         kind: 'enum',
-        values: ['logprob_margin', 'generative'],
+        values: ['logprob_margin', 'generative', 'pairwise'],
         trl: null,
-        help: 'How a judge on this page (self, model) gives its verdict. logprob_margin: P("yes") read from one next-token distribution after the judge prompt (no text, no quote; one forward pass). generative: the judge writes one line, answer | quote: "…" | reason: …, greedy, parsed strictly: a line not in that form is unscorable with the reason, never a pass. Its quote feeds evidence-required credit. A remote endpoint always writes text; generative makes it use this line too. Costs a few dozen decoded tokens per verdict.',
+        help: 'How a judge on this page (self, model) gives its verdict. logprob_margin: P("yes") read from one next-token distribution after the judge prompt (no text, no quote; one forward pass). generative: the judge writes one line, answer | quote: "…" | reason: …, greedy, parsed strictly: a line not in that form is unscorable with the reason, never a pass. Its quote feeds evidence-required credit. A remote endpoint always writes text; generative makes it use this line too. Costs a few dozen decoded tokens per verdict. pairwise: the judge reads two answers of a group in one prompt (Response A, Response B) and says which meets the criterion better — on this page the margin of P("A") vs P("B"), from a remote endpoint the one letter (anything else is unscorable) — every pair asked in both orders; an answer scores its share of wins in its group, and the judge meta panel\'s position bias is then the judge model\'s own. n·(n − 1) prompts per group and criterion (12 for 4 answers); no judge cache; self, model or remote only.',
       },
       {
         key: 'judge_scope',
