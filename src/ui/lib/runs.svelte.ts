@@ -181,7 +181,7 @@ export class RunsLibrary {
       // The probe judge's weights travel in the run file (never in a link): src/rubric/probeSet.ts.
       const probe = run.experiment.judge?.kind === 'probe' ? await store.probe(run.experiment.rubricVersion) : null;
       if (probe) input.probe = probe;
-      // rubric_evolution: every version the run trained on, with its lineage.
+      // rubric_evolution and the black-box teacher: every version the run trained on, with its lineage (an induced one with its provenance).
       const evolved = evolvedRubricVersions(experiment.rubric, input.metrics);
       if (evolved) input.rubric_versions = evolved;
       // Human labels of this run's rollouts, for each rubric version the file holds (src/share/runLabels.ts).
