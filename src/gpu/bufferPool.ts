@@ -83,7 +83,8 @@ export class BufferPool {
    * again where it should reuse everything. Released or discarded like any other.
    */
   acquireNew(byteLength: number, usage: GPUBufferUsageFlags, label = 'pooled'): GPUBuffer {
-    const size = bucketSize(Math.max(byteLength, 16));
+    // Exact (256-byte multiples), not bucketed: nothing else of this size will ask for it.
+    const size = Math.max(256, Math.ceil(byteLength / 256) * 256);
     if (size > this.device.limits.maxBufferSize) {
       throw new RangeError(
         `${label}: a buffer of ${byteLength} bytes exceeds this GPU's maxBufferSize (${this.device.limits.maxBufferSize} bytes)`,

@@ -295,20 +295,25 @@ function parameterBuffers(L: ModelLayout): { weights: Tally; gradients: Tally; o
   const gradients = new Tally();
   const optimizer = new Tally();
   const frozen = L.sites.length > 0;
+  // The AdamW moments of every trainable tensor share one buffer, exactly sized (not a pool
+  // bucket): exp_avg and exp_avg_sq each at a 256-byte-aligned offset (sharedMomentsLayout).
+  let moments = 0;
+  const aligned = (bytes: number) => Math.ceil(bytes / 256) * 256;
   for (const spec of parameterSpecs(L.c)) {
     const bytes = spec.shape.reduce((a, b) => a * b, 1) * F32;
     weights.add(spec.name, bytes);
     if (!frozen) {
       gradients.add(`${spec.name} grad`, bytes);
-      optimizer.add(`${spec.name} moments`, bytes, 2);
+      moments += 2 * aligned(bytes);
     }
   }
   for (const spec of loraParameterSpecs(L.sites, L.r)) {
     const bytes = spec.shape.reduce((a, b) => a * b, 1) * F32;
     weights.add(spec.name, bytes);
     gradients.add(`${spec.name} grad`, bytes);
-    optimizer.add(`${spec.name} moments`, bytes, 2);
+    moments += 2 * aligned(bytes);
   }
+  if (moments > 0) optimizer.buffers.push({ label: 'AdamW moments (exp_avg, exp_avg_sq)', bytes: moments, allocated: moments });
   return { weights, gradients, optimizer };
 }
 

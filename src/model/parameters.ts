@@ -1,9 +1,12 @@
-// The model's parameters on the GPU: value, gradient and AdamW moments per tensor, each in its
-// own buffer, uploaded once and kept for the model's life. A frozen tensor (the base weights
-// under LoRA) keeps only its value: no gradient, no moments, and the optimizer never sees it.
+// The model's parameters on the GPU: value and gradient per tensor, each in its own buffer,
+// uploaded once and kept for the model's life; the AdamW moments of all trainable tensors share
+// one buffer (each tensor's exp_avg and exp_avg_sq at aligned offsets), so an AdamW dispatch
+// binds them once and updates twice as many tensors (shaders/adamw_moments.wgsl). A frozen
+// tensor (the base weights under LoRA) keeps only its value: no gradient, no moments, and the
+// optimizer never sees it.
 import type { GpuRuntime } from '../gpu/runtime';
-import type { Recorder } from '../gpu/recorder';
-import type { AdamWTensor } from '../ops/adamw';
+import type { Binding, Recorder } from '../gpu/recorder';
+import { sharedMomentsLayout, type AdamWTensor } from '../ops/adamw';
 import type { ModelConfig } from './config';
 import type { Tensor } from './safetensors';
 import { parameterSpecs, type ParameterSpec } from './weights';
@@ -15,13 +18,20 @@ export interface Parameter {
   value: GPUBuffer;
   /** Null when the tensor is frozen. */
   grad: GPUBuffer | null;
-  /** AdamW exp_avg and exp_avg_sq, created (zeroed) on the first optimizer step. */
-  m: GPUBuffer | null;
-  v: GPUBuffer | null;
+  /** AdamW exp_avg and exp_avg_sq, created (zeroed) on the first optimizer step: ranges of a buffer shared with the other tensors' moments. */
+  m: Binding | null;
+  v: Binding | null;
+}
+
+/** A binding's buffer and byte offset. */
+function rangeOf(b: Binding): { buffer: GPUBuffer; offset: number } {
+  return 'buffer' in b ? { buffer: b.buffer, offset: b.offset ?? 0 } : { buffer: b, offset: 0 };
 }
 
 export class ParameterStore {
   private readonly byName = new Map<string, Parameter>();
+  /** The buffers holding the moments (one per set of tensors given moments together). */
+  private momentBuffers: GPUBuffer[] = [];
 
   private constructor(
     private readonly rt: GpuRuntime,
@@ -63,12 +73,13 @@ export class ParameterStore {
 
   /** Freezes every tensor held now: frees its gradient and AdamW moments (values stay). */
   freeze(): void {
+    // Destroyed, not pooled: a 135M model's gradients are 0.5 GB nothing else would reuse.
     for (const p of this.list) {
-      const owned = [p.grad, p.m, p.v].filter((b): b is GPUBuffer => b !== null);
-      // Destroyed, not pooled: a 135M model's gradients are 0.5 GB nothing else would reuse.
-      for (const b of owned) this.rt.pool.discard(b);
+      if (p.grad) this.rt.pool.discard(p.grad);
       p.grad = p.m = p.v = null;
     }
+    for (const b of this.momentBuffers) this.rt.pool.discard(b);
+    this.momentBuffers = [];
   }
 
   get(name: string): Parameter {
@@ -98,26 +109,61 @@ export class ParameterStore {
 
   /** GPU bytes held for values, gradients and (once created) AdamW moments. */
   get bytes(): number {
-    return this.list.reduce((s, p) => s + p.value.size + (p.grad?.size ?? 0) + (p.m?.size ?? 0) + (p.v?.size ?? 0), 0);
+    const moments = this.momentBuffers.reduce((s, b) => s + b.size, 0);
+    return this.list.reduce((s, p) => s + p.value.size + (p.grad?.size ?? 0), moments);
   }
 
   recordZeroGrads(rec: Recorder): void {
     for (const p of this.list) if (p.grad) rec.clear(p.grad);
   }
 
-  /** AdamW views of every trainable tensor; the first call creates zeroed moment buffers. */
+  /** AdamW views of every trainable tensor; the first call creates the (zeroed) moments. */
   optimizerTensors(rec: Recorder): AdamWTensor[] {
-    return this.trainable.map((p) => {
-      if (!p.m || !p.v) {
-        // New buffers: the first step's temporaries (sampling's, in GRPO) are back on the free
-        // list by now, and a moment taking one would leave the next step short of it.
+    const trainable = this.trainable;
+    const fresh = trainable.filter((p) => !p.m || !p.v);
+    for (const buffer of this.allocateMoments(fresh)) rec.clear(buffer);
+    return trainable.map((p) => ({ param: p.value, grad: p.grad!, m: p.m!, v: p.v!, count: p.count }));
+  }
+
+  /**
+   * Buffers for the moments of `params` (contents undefined): consecutive tensors share one,
+   * laid out by sharedMomentsLayout, up to the device's buffer and binding limits; a tensor
+   * whose two moments alone pass them gets a buffer per moment. Returns the new buffers.
+   */
+  private allocateMoments(params: readonly Parameter[]): GPUBuffer[] {
+    const limits = this.rt.device.limits;
+    const align = limits.minStorageBufferOffsetAlignment;
+    const limit = Math.min(limits.maxBufferSize, limits.maxStorageBufferBindingSize);
+    // New buffers: the first step's temporaries (sampling's, in GRPO) are back on the free list
+    // by now, and the moments taking one would leave the next step short of it.
+    const made: GPUBuffer[] = [];
+    const share = (group: readonly Parameter[]) => {
+      if (group.length === 0) return;
+      const layout = sharedMomentsLayout(group.map((p) => p.count), align);
+      const buffer = this.rt.persistentStorage(layout.byteLength, 'exp_avg, exp_avg_sq');
+      made.push(buffer);
+      group.forEach((p, k) => {
+        p.m = { buffer, offset: layout.m[k], size: p.count * 4 };
+        p.v = { buffer, offset: layout.v[k], size: p.count * 4 };
+      });
+    };
+    let group: Parameter[] = [];
+    for (const p of params) {
+      if (sharedMomentsLayout([p.count], align).byteLength > limit) {
         p.m = this.rt.persistentStorage(p.count * 4, `${p.name}.exp_avg`);
         p.v = this.rt.persistentStorage(p.count * 4, `${p.name}.exp_avg_sq`);
-        rec.clear(p.m);
-        rec.clear(p.v);
+        made.push(p.m, p.v);
+        continue;
       }
-      return { param: p.value, grad: p.grad!, m: p.m, v: p.v, count: p.count };
-    });
+      if (sharedMomentsLayout([...group, p].map((q) => q.count), align).byteLength > limit) {
+        share(group);
+        group = [];
+      }
+      group.push(p);
+    }
+    share(group);
+    this.momentBuffers.push(...made);
+    return made;
   }
 
   /** Sets the trainable tensors' AdamW moments from tensors named exp_avg.<name> / exp_avg_sq.<name> (a checkpoint). */
@@ -130,11 +176,13 @@ export class ParameterStore {
         throw new Error(`optimizer.safetensors: missing or misshapen moments for ${p.name}`);
       }
     }
+    this.allocateMoments(trainable.filter((p) => !p.m || !p.v));
     for (const p of trainable) {
-      if (p.m) this.rt.release(p.m);
-      if (p.v) this.rt.release(p.v);
-      p.m = this.rt.upload(moments.get(`exp_avg.${p.name}`)!.data, `${p.name}.exp_avg`);
-      p.v = this.rt.upload(moments.get(`exp_avg_sq.${p.name}`)!.data, `${p.name}.exp_avg_sq`);
+      for (const [which, key] of [['m', `exp_avg.${p.name}`], ['v', `exp_avg_sq.${p.name}`]] as const) {
+        const { buffer, offset } = rangeOf(p[which]!);
+        const data = moments.get(key)!.data;
+        this.rt.device.queue.writeBuffer(buffer, offset, data.buffer, data.byteOffset, data.byteLength);
+      }
     }
   }
 
@@ -155,7 +203,10 @@ export class ParameterStore {
       if (!p[which]) throw new Error(which === 'grad' ? `${p.name} is frozen: it has no gradient` : `${p.name} has no ${which} yet (no optimizer step was taken)`);
     }
     const rec = this.rt.recorder(`read ${which}`);
-    const pending = chosen.map((p) => [p, rec.readF32(p[which]!, p.count)] as const);
+    const pending = chosen.map((p) => {
+      const { buffer, offset } = rangeOf(p[which]!);
+      return [p, rec.readF32(buffer, p.count, offset / 4)] as const;
+    });
     await rec.submit();
     const out = new Map<string, Tensor>();
     for (const [p, data] of pending) out.set(p.name, { shape: p.shape, data: await data });
@@ -165,6 +216,8 @@ export class ParameterStore {
   destroy(): void {
     // Destroyed, not pooled: weights and moments are model-sized, and a pool holding a closed
     // model's buffers would keep that GPU memory from the next model of another shape.
-    for (const p of this.list) for (const b of [p.value, p.grad, p.m, p.v]) if (b) this.rt.pool.discard(b);
+    for (const p of this.list) for (const b of [p.value, p.grad]) if (b) this.rt.pool.discard(b);
+    for (const b of this.momentBuffers) this.rt.pool.discard(b);
+    this.momentBuffers = [];
   }
 }

@@ -4,6 +4,7 @@
 // one trainer step stays one submission and reads back at most the 16-byte step state.
 import code from '../../shaders/adamw.wgsl?raw';
 import multiCode from '../../shaders/adamw_multi.wgsl?raw';
+import momentsCode from '../../shaders/adamw_moments.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
@@ -54,13 +55,51 @@ export function adamwGroupSize(limits: GPUSupportedLimits): number {
   return Math.max(1, Math.min(MULTI_MAX, Math.floor((limits.maxStorageBuffersPerShaderStage - 1) / 4)));
 }
 
+/** Most tensors one shared-moments AdamW dispatch binds (two storage bindings each). */
+const MOMENTS_MAX = 8;
+const MOMENTS_SPECS = new Map<number, KernelSpec>();
+
+/** adamw_step over `tensors` tensors whose moments share one buffer (shaders/adamw_moments.wgsl). */
+function momentsStep(tensors: number): KernelSpec {
+  let spec = MOMENTS_SPECS.get(tensors);
+  if (!spec) {
+    const perTensor = ['read-only-storage', 'storage'] as const;
+    spec = {
+      name: 'adamw_moments',
+      code: expandMultiTensor(momentsCode, tensors, 3, 2),
+      entryPoint: 'adamw_step_moments',
+      bindings: ['uniform', 'read-only-storage', 'storage', ...Array.from({ length: tensors }, () => perTensor).flat()],
+    };
+    MOMENTS_SPECS.set(tensors, spec);
+  }
+  return spec;
+}
+
 /**
- * The kernels recordOptimizerStep dispatches for `count` tensors in separate buffers (for
- * pipeline warm-up).
+ * Tensors per AdamW dispatch when their moments share one buffer (ParameterStore's): two storage
+ * bindings each (grad, param), plus the step state and the moments (4 on SwiftShader's 10).
  */
-export function optimizerKernels(limits: GPUSupportedLimits, count: number): KernelSpec[] {
-  const updates = tensorGroups(count, adamwGroupSize(limits)).map(([a, b]) => (b - a === 1 ? STEP : multiStep(b - a)));
+export function momentsGroupSize(limits: GPUSupportedLimits): number {
+  return Math.max(1, Math.min(MOMENTS_MAX, Math.floor((limits.maxStorageBuffersPerShaderStage - 2) / 2)));
+}
+
+/**
+ * The kernels recordOptimizerStep dispatches for `count` tensors (for pipeline warm-up):
+ * `moments` 'shared' when every tensor's exp_avg and exp_avg_sq are ranges of one buffer (as
+ * ParameterStore keeps them), 'separate' when each is a buffer of its own.
+ */
+export function optimizerKernels(limits: GPUSupportedLimits, count: number, moments: 'shared' | 'separate'): KernelSpec[] {
+  const updates =
+    moments === 'shared'
+      ? tensorGroups(count, momentsGroupSize(limits)).map(([a, b]) => momentsStep(b - a))
+      : tensorGroups(count, adamwGroupSize(limits)).map(([a, b]) => (b - a === 1 ? STEP : multiStep(b - a)));
   return [...gradNormKernels(limits, count), ...new Set(updates)];
+}
+
+/** The buffer holding both of a tensor's moments, or null when they are in separate buffers. */
+function sharedMomentsBuffer(t: AdamWTensor): GPUBuffer | null {
+  const m = bufferOfBinding(t.m);
+  return m === bufferOfBinding(t.v) ? m : null;
 }
 
 /** Hugging Face TrainingArguments names and defaults. */
@@ -158,6 +197,69 @@ export function recordAdamW(
   if (bindingBytes(stepState) < STEP_STATE_FLOATS * 4) {
     throw new RangeError(`stepState: the binding has ${bindingBytes(stepState)} bytes, it needs ${STEP_STATE_FLOATS * 4}`);
   }
+  // Runs of consecutive tensors whose moments share one buffer take the shared-moments kernel;
+  // the others, adamw_multi / adamw.
+  for (let start = 0; start < tensors.length; ) {
+    const moments = sharedMomentsBuffer(tensors[start]);
+    let end = start + 1;
+    while (end < tensors.length && sharedMomentsBuffer(tensors[end]) === moments) end++;
+    const run = tensors.slice(start, end);
+    if (moments) recordSharedMoments(rt, rec, run, moments, stepState, step, hyper);
+    else recordSeparateMoments(rt, rec, run, stepState, step, hyper);
+    start = end;
+  }
+}
+
+/** AdamW over tensors whose exp_avg and exp_avg_sq all lie in `moments` (adamw_moments.wgsl). */
+function recordSharedMoments(
+  rt: GpuRuntime,
+  rec: Recorder,
+  tensors: readonly AdamWTensor[],
+  moments: GPUBuffer,
+  stepState: Binding,
+  step: number,
+  hyper: ResolvedAdamW,
+): void {
+  tensors.forEach((t, k) => {
+    if (bufferOfBinding(t.grad) === moments || bufferOfBinding(t.param) === moments) {
+      throw new RangeError(`tensors[${k}]: param and grad must not share the moments' buffer`);
+    }
+  });
+  const buffersOf = (k: number) => [tensors[k].grad, tensors[k].param].map(bufferOfBinding);
+  const elementOffset = (b: Binding) => ('buffer' in b ? (b.offset ?? 0) : 0) / 4;
+  for (const [start, end] of tensorGroups(tensors.length, momentsGroupSize(rt.device.limits), buffersOf)) {
+    const group = tensors.slice(start, end);
+    const n = group.length;
+    const data = new ArrayBuffer(32 + 32 * n);
+    const f32 = new Float32Array(data);
+    const u32 = new Uint32Array(data);
+    // float64 here, rounded once to f32 (see adamw.wgsl's header).
+    f32.set([hyper.beta1, hyper.beta2, 1 - hyper.beta1, 1 - hyper.beta2, hyper.lr / (1 - hyper.beta1 ** step), Math.sqrt(1 - hyper.beta2 ** step), hyper.eps]);
+    u32[7] = n;
+    let workgroups = 0;
+    group.forEach((t, j) => {
+      u32[8 + 4 * j] = t.count;
+      u32[9 + 4 * j] = workgroups;
+      f32[10 + 4 * j] = 1 - hyper.lr * (t.weight_decay ?? hyper.weightDecay);
+      u32[8 + 4 * n + 4 * j] = elementOffset(t.m);
+      u32[9 + 4 * n + 4 * j] = elementOffset(t.v);
+      workgroups += Math.ceil(t.count / WORKGROUP);
+    });
+    const [x, y] = rt.grid(workgroups);
+    const bindings = group.flatMap((t) => [t.grad, t.param]);
+    rec.dispatch(rt.pipeline(momentsStep(n)), [rec.uniform(u32), stepState, moments, ...bindings], x, y);
+  }
+}
+
+/** AdamW over tensors whose moments are buffers of their own (adamw_multi.wgsl, adamw.wgsl). */
+function recordSeparateMoments(
+  rt: GpuRuntime,
+  rec: Recorder,
+  tensors: readonly AdamWTensor[],
+  stepState: Binding,
+  step: number,
+  hyper: ResolvedAdamW,
+): void {
   const buffersOf = (k: number) => [tensors[k].grad, tensors[k].param, tensors[k].m, tensors[k].v].map(bufferOfBinding);
   for (const [start, end] of tensorGroups(tensors.length, adamwGroupSize(rt.device.limits), buffersOf)) {
     if (end - start === 1) {
@@ -248,13 +350,36 @@ export interface OptimizerHostOutput {
 }
 
 /**
+ * Where each tensor's exp_avg and exp_avg_sq go in one shared moments buffer (as ParameterStore
+ * keeps them): each at an offset the device accepts for a binding. Returns the offsets in bytes
+ * and the buffer's length.
+ */
+export function sharedMomentsLayout(counts: readonly number[], alignment: number): { m: number[]; v: number[]; byteLength: number } {
+  const m: number[] = [];
+  const v: number[] = [];
+  let at = 0;
+  const next = (count: number) => {
+    const offset = at;
+    at += Math.ceil((count * 4) / alignment) * alignment;
+    return offset;
+  };
+  for (const count of counts) {
+    m.push(next(count));
+    v.push(next(count));
+  }
+  return { m, v, byteLength: Math.max(at, 4) };
+}
+
+/**
  * Host arrays in, host arrays out: uploads, records one optimizer step, submits once, reads
- * back. For tests, the kernel runner and benchmarks.
+ * back. For tests, the kernel runner and benchmarks. `sharedMoments`: every tensor's moments
+ * in one buffer (ParameterStore's layout, adamw_moments.wgsl) instead of a buffer each.
  */
 export async function runOptimizerStep(
   rt: GpuRuntime,
   tensors: readonly OptimizerHostTensor[],
   options: OptimizerStepOptions,
+  layout: { sharedMoments?: boolean } = {},
 ): Promise<OptimizerHostOutput> {
   tensors.forEach((t, k) => {
     for (const name of ['grad', 'm', 'v'] as const) {
@@ -272,18 +397,32 @@ export async function runOptimizerStep(
     return b;
   };
   try {
+    let moments: (k: number, which: 'm' | 'v') => Binding = (k, which) => up(tensors[k][which] ?? new Float32Array(tensors[k].param.length), `${which}[${k}]`);
+    if (layout.sharedMoments) {
+      const at = sharedMomentsLayout(tensors.map((t) => t.param.length), rt.device.limits.minStorageBufferOffsetAlignment);
+      // Zeros first, then the given moments: queue writes land in order, before the recording.
+      const buffer = rt.upload(new Uint8Array(at.byteLength), 'moments');
+      owned.push(buffer);
+      moments = (k, which) => {
+        const offset = at[which][k];
+        const data = tensors[k][which];
+        if (data) rt.device.queue.writeBuffer(buffer, offset, data.buffer, data.byteOffset, data.byteLength);
+        return { buffer, offset, size: tensors[k].param.length * 4 };
+      };
+    }
     const gpu = tensors.map((t, k) => ({
       param: up(t.param, `params[${k}]`),
       grad: up(t.grad, `grads[${k}]`),
-      m: up(t.m ?? new Float32Array(t.param.length), `m[${k}]`),
-      v: up(t.v ?? new Float32Array(t.param.length), `v[${k}]`),
+      m: moments(k, 'm'),
+      v: moments(k, 'v'),
       count: t.param.length,
       weight_decay: t.weight_decay,
     }));
     const out = recordOptimizerStep(rt, rec, gpu, options);
     owned.push(out.stepState, out.tensorStats);
     const state = readStepState(rec, out.stepState);
-    const reads = gpu.map((t) => [t.param, t.m, t.v].map((b) => rec.readF32(b, t.count)));
+    const read = (b: Binding, count: number) => ('buffer' in b ? rec.readF32(b.buffer, count, (b.offset ?? 0) / 4) : rec.readF32(b, count));
+    const reads = gpu.map((t) => [t.param, t.m, t.v].map((b) => read(b, t.count)));
     await rec.submit();
     const values = await Promise.all(reads.map((r) => Promise.all(r)));
     return {

@@ -163,6 +163,11 @@ describe('optimizer step (grad norm + AdamW) vs float64 twin', () => {
       expectTensorsClose(out.final, ref.tensors, 'after 3 steps');
       // The updates are far above the tolerance: the test would see a wrong formula.
       expect(maxAbs(out.final.params[3].map((p: number, i: number) => p - tensors[3].param[i]))).toBeGreaterThan(0.05);
+      // Moments in one shared buffer (ParameterStore's layout, adamw_moments.wgsl; its padding
+      // starts as NaN): the same arithmetic, so the same bits as a buffer per moment.
+      const shared = await harness.runModule(CASES, 'optimizerSteps', { tensors: init, steps: specs, options, sharedMoments: true });
+      expect(shared.final).toEqual(out.final);
+      expect(shared.steps.map((s: { state: unknown }) => s.state)).toEqual(out.steps.map((s: { state: unknown }) => s.state));
     });
   }
 
@@ -184,6 +189,16 @@ describe('optimizer step (grad norm + AdamW) vs float64 twin', () => {
       expect(s.dispatches).toBe(Math.ceil(sizes.length / perNorm) + 2 + Math.ceil(sizes.length / perAdam));
       expect(s.dispatches).toBeLessThan(2 * sizes.length + 2);
     }
+    // Moments in one shared buffer: two bindings a tensor (grad, param), plus the step state and
+    // the moments, so twice as many tensors per AdamW dispatch (4 on SwiftShader).
+    const shared = await harness.runModule(CASES, 'optimizerSteps', { tensors, steps: specs, options: {}, sharedMoments: true });
+    const perShared = Math.max(1, Math.min(8, Math.floor((limit - 2) / 2)));
+    expect(perShared).toBeGreaterThanOrEqual(2 * perAdam);
+    for (const s of shared.steps) {
+      expect(s).toMatchObject({ submits: 1, readbacks: 1, bytesRead: 16 });
+      expect(s.dispatches).toBe(Math.ceil(sizes.length / perNorm) + 2 + Math.ceil(sizes.length / perShared));
+    }
+    expect(shared.final).toEqual(out.final);
   });
 
   it('a NaN in one gradient skips the step: params, m, v bit-identical, flag reads 0; the next step proceeds', async () => {
@@ -238,6 +253,15 @@ describe('optimizer step (grad norm + AdamW) vs float64 twin', () => {
     });
     expectClose([out.state.gradNorm], [golden.get('grad_norm')!.data[0]], NORM_TOL, 'grad_norm');
     names.forEach((n, k) => expectClose(out.params[k], golden.get(`adamw.${n}`)!.data, PARAM_TOL, n));
+    // The same step with the moments in one shared buffer (as ParameterStore keeps them): the same bits.
+    const shared = await harness.runModule(CASES, 'hostStep', {
+      tensors: names.map((n) => ({ param: Array.from(init.get(n)!.data), grad: Array.from(golden.get(`grad.${n}`)!.data) })),
+      options: { ...settings, step: 1 },
+      sharedMoments: true,
+    });
+    expect(shared.params).toEqual(out.params);
+    expect(shared.m).toEqual(out.m);
+    expect(shared.v).toEqual(out.v);
   });
 
   it('rejects bad calls with a RangeError naming the argument, recording nothing', async () => {

@@ -1,7 +1,8 @@
 // Page-side cases for test/browser/optimizer.test.ts: the global grad norm and AdamW kernels on
 // a real GPUDevice. Inputs and outputs are plain JSON-able data.
 import type { GpuRuntime } from '../../../src/gpu/runtime';
-import { recordAdamW, recordOptimizerStep, runOptimizerStep, type AdamWOptions } from '../../../src/ops/adamw';
+import { recordAdamW, recordOptimizerStep, runOptimizerStep, sharedMomentsLayout, type AdamWOptions } from '../../../src/ops/adamw';
+import type { Binding } from '../../../src/gpu/recorder';
 import { readStepState, recordGradNorm, runGradNorm, type GradNormOptions, type StepState } from '../../../src/ops/gradNorm';
 
 /** Grad i of a patterned tensor: exact in f32, so the Node side can sum squares exactly. */
@@ -33,6 +34,8 @@ export interface StepsInput {
   options: Omit<AdamWOptions, 'learning_rate'> & GradNormOptions;
   /** Read params, m and v back after every step (in a separate submission). */
   snapshots?: boolean;
+  /** Every tensor's m and v in one buffer, as ParameterStore keeps them (adamw_moments.wgsl). */
+  sharedMoments?: boolean;
 }
 
 interface Snapshot {
@@ -47,20 +50,34 @@ interface Snapshot {
  * state, and reports the runtime counters' deltas for that step.
  */
 export async function optimizerSteps(rt: GpuRuntime, input: StepsInput) {
+  const owned: GPUBuffer[] = [];
+  const up = (a: Float32Array, label: string) => {
+    const b = rt.upload(a, label);
+    owned.push(b);
+    return b;
+  };
+  const initial = (k: number, which: 'm' | 'v') => Float32Array.from(input.tensors[k][which] ?? new Array<number>(input.tensors[k].param.length).fill(0));
+  let moment = (k: number, which: 'm' | 'v'): Binding => up(initial(k, which), `${which}${k}`);
+  if (input.sharedMoments) {
+    const at = sharedMomentsLayout(input.tensors.map((t) => t.param.length), rt.device.limits.minStorageBufferOffsetAlignment);
+    const buffer = up(new Float32Array(at.byteLength / 4).fill(NaN), 'moments');
+    moment = (k, which) => {
+      const data = initial(k, which);
+      rt.device.queue.writeBuffer(buffer, at[which][k], data);
+      return { buffer, offset: at[which][k], size: data.byteLength };
+    };
+  }
   const tensors = input.tensors.map((t, k) => {
     const n = t.param.length;
-    return {
-      param: rt.upload(new Float32Array(t.param), `param${k}`),
-      m: rt.upload(t.m ? new Float32Array(t.m) : new Float32Array(n), `m${k}`),
-      v: rt.upload(t.v ? new Float32Array(t.v) : new Float32Array(n), `v${k}`),
-      grad: rt.storage(n * 4, `grad${k}`),
-      count: n,
-      weight_decay: t.weight_decay,
-    };
+    const grad = rt.storage(n * 4, `grad${k}`);
+    owned.push(grad);
+    return { param: up(new Float32Array(t.param), `param${k}`), m: moment(k, 'm'), v: moment(k, 'v'), grad, count: n, weight_decay: t.weight_decay };
   });
+  const readBinding = (rec: ReturnType<GpuRuntime['recorder']>, b: Binding, count: number) =>
+    'buffer' in b ? rec.readF32(b.buffer, count, (b.offset ?? 0) / 4) : rec.readF32(b, count);
   const snapshot = async (): Promise<Snapshot> => {
     const rec = rt.recorder('snapshot');
-    const reads = tensors.map((t) => [t.param, t.m, t.v].map((b) => rec.readF32(b, t.count)));
+    const reads = tensors.map((t) => [t.param, t.m, t.v].map((b) => readBinding(rec, b, t.count)));
     await rec.submit();
     const values = await Promise.all(reads.map((r) => Promise.all(r)));
     return {
@@ -91,19 +108,20 @@ export async function optimizerSteps(rt: GpuRuntime, input: StepsInput) {
     }
     return { steps, final: await snapshot(), maxStorageBuffers: rt.device.limits.maxStorageBuffersPerShaderStage };
   } finally {
-    for (const t of tensors) rt.release(t.param, t.m, t.v, t.grad);
+    rt.release(...owned);
   }
 }
 
 /** One host-helper step (runOptimizerStep) on explicit arrays. */
 export async function hostStep(
   rt: GpuRuntime,
-  input: { tensors: { param: number[]; grad: number[]; weight_decay?: number }[]; options: Parameters<typeof runOptimizerStep>[2] },
+  input: { tensors: { param: number[]; grad: number[]; weight_decay?: number }[]; options: Parameters<typeof runOptimizerStep>[2]; sharedMoments?: boolean },
 ) {
   const out = await runOptimizerStep(
     rt,
     input.tensors.map((t) => ({ param: new Float32Array(t.param), grad: new Float32Array(t.grad), weight_decay: t.weight_decay })),
     input.options,
+    { sharedMoments: input.sharedMoments },
   );
   return { params: out.params.map((p) => Array.from(p)), m: out.m.map((a) => Array.from(a)), v: out.v.map((a) => Array.from(a)), state: out.state };
 }

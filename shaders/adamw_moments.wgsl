@@ -1,0 +1,69 @@
+// adamw.wgsl's update over several parameter tensors whose AdamW moments (exp_avg, exp_avg_sq)
+// all live in one buffer, at offsets the host gives per tensor: the moments cost one binding
+// per dispatch instead of two per tensor, so a dispatch covers twice as many tensors as
+// adamw_multi.wgsl within the same storage-binding limit. The arithmetic per element is
+// adamw.wgsl's (torch.optim.AdamW, clip scale and finite flag from grad_norm.wgsl's step
+// state), so the results are bit-identical; see there. Float64 twin: src/ops/adamw.reference.ts.
+//
+// WGSL cannot index an array of buffers, so the launcher (src/ops/adamw.ts) writes two
+// bindings per tensor (grad, param): it replaces TENSORS and the marked lines below, `#`
+// standing for the tensor's number and `$b` for its first binding.
+
+const WG: u32 = 256u;
+const TENSORS: u32 = 2u;
+const ONE_BITS: u32 = 0x3f800000u;
+
+struct Params {
+  beta1: f32,
+  beta2: f32,
+  one_minus_beta1: f32,
+  one_minus_beta2: f32,
+  // lr / (1 - beta1^t)
+  step_size: f32,
+  // sqrt(1 - beta2^t)
+  bias_correction2_sqrt: f32,
+  eps: f32,
+  // Tensors bound in this dispatch (<= TENSORS).
+  tensors: u32,
+  // Per tensor: (elements, first workgroup here, bits of 1 - lr * its weight_decay, unused).
+  t: array<vec4<u32>, TENSORS>,
+  // Per tensor: (first exp_avg element in `moments`, first exp_avg_sq element, unused, unused).
+  o: array<vec4<u32>, TENSORS>,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+// [grad_norm, clip_scale, finite, non-finite count] as f32 bits, from grad_norm.wgsl:finish.
+@group(0) @binding(1) var<storage, read> step_state: array<u32>;
+// Every bound tensor's exp_avg and exp_avg_sq, at the offsets in params.o.
+@group(0) @binding(2) var<storage, read_write> moments: array<f32>;
+// TENSOR_BINDING @group(0) @binding($b) var<storage, read> g#: array<f32>; @group(0) @binding($b+1) var<storage, read_write> p#: array<f32>;
+
+// New (param, exp_avg, exp_avg_sq) of one element, as adamw.wgsl computes them.
+fn update(p: f32, grad: f32, m0: f32, v0: f32, decay: f32) -> vec3<f32> {
+  let g = grad * bitcast<f32>(step_state[1]);
+  let m = params.beta1 * m0 + params.one_minus_beta1 * g;
+  let v = params.beta2 * v0 + params.one_minus_beta2 * g * g;
+  let denom = sqrt(v) / params.bias_correction2_sqrt + params.eps;
+  return vec3<f32>(p * decay - params.step_size * (m / denom), m, v);
+}
+
+@compute @workgroup_size(WG)
+fn adamw_step_moments(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                      @builtin(local_invocation_index) tid: u32) {
+  let w = wid.x + wid.y * nwg.x;
+  var j = 0u;
+  for (var k = 1u; k < params.tensors; k++) {
+    if (w >= params.t[k].y) { j = k; }
+  }
+  let e = params.t[j];
+  let i = (w - e.y) * WG + tid;
+  // The flag is compared as bits: exactly 1.0 means finite.
+  if (j >= params.tensors || i >= e.x || step_state[2] != ONE_BITS) { return; }
+  let decay = bitcast<f32>(e.z);
+  let mi = params.o[j].x + i;
+  let vi = params.o[j].y + i;
+  switch j {
+    // TENSOR_CASE case #u: { let r = update(p#[i], g#[i], moments[mi], moments[vi], decay); p#[i] = r.x; moments[mi] = r.y; moments[vi] = r.z; }
+    default: {}
+  }
+}
