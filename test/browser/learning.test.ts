@@ -1,6 +1,6 @@
 // Learning tests of the whole GRPO loop on the CPU/SwiftShader path. Stated margin for both: the
-// mean rubric reward over 64 fixed-seed evaluation samples (16 per prompt, drawn before and
-// after training with the same seed) rises by more than 3 standard errors.
+// mean rubric reward over fixed-seed evaluation samples (drawn before and after training with the
+// same seed; 32 for the embedded model, 64 for the tiny one) rises by more than 3 standard errors.
 // 1. The embedded default model, trained on the "Open with The" preset exactly as the app ships
 //    it (about a third of its answers open with "The" at first).
 // 2. The tiny random byte model (test/fixtures/tiny-byte-gpt2), whose completions start with a
@@ -28,12 +28,12 @@ const EXPERIMENT = {
 };
 
 describe('GRPO learning', () => {
-  it('the embedded default model learns the "Open with The" preset within 3 steps', { timeout: 900_000 }, async () => {
-    const r = await harness.runModule('/test/harness/cases/learning.ts', 'learn', { experiment: OPEN_WITH_THE.experiment, steps: 3, evalSamplesPerPrompt: 16, evalSeed: 99 });
+  it('the embedded default model learns the "Open with The" preset within 2 steps', { timeout: 900_000 }, async () => {
+    const r = await harness.runModule('/test/harness/cases/learning.ts', 'learn', { experiment: OPEN_WITH_THE.experiment, steps: 2, evalSamplesPerPrompt: 8, evalSeed: 99 });
     const se = Math.sqrt(r.before.variance / r.before.n + r.after.variance / r.after.n);
     console.log(`embedded: before ${r.before.mean.toFixed(3)}, after ${r.after.mean.toFixed(3)}, se ${se.toFixed(3)}, train rewards ${JSON.stringify(r.trainRewards)}, seconds ${JSON.stringify(r.seconds)}; samples after: ${JSON.stringify(r.after.samples)}`);
     expect(r.status).not.toBe('failed');
-    expect(r.before.n).toBe(64);
+    expect(r.before.n).toBe(32);
     expect(r.after.mean - r.before.mean, `before ${r.before.mean}, after ${r.after.mean}, se ${se}`).toBeGreaterThan(3 * se);
   });
 
