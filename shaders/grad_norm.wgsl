@@ -6,12 +6,14 @@
 //                AdamW kernel skips the step.
 // Written to step_state (f32): [grad_norm, clip_scale, finite (1 or 0), non-finite entries].
 //
-// Three passes, deterministic (a fixed element -> thread -> workgroup assignment and fixed tree
+// Two passes, deterministic (a fixed element -> thread -> workgroup assignment and fixed tree
 // orders, so the same gradients give the same bits on every run):
 //   partial_sums  per tensor: up to MAX_PARTIALS workgroups (host-chosen) grid-stride over the
 //                 tensor and tree-reduce to one partial (sum of squares, NaN count, Inf count);
-//   tensor_sums   one workgroup per tensor reduces that tensor's partials -> tensor_stats;
-//   finish        one workgroup reduces the per-tensor values -> step_state.
+//   sums_finish   one workgroup: for each tensor in turn, reduces its partials -> tensor_stats;
+//                 then reduces the per-tensor values -> step_state. (These were two dispatches,
+//                 tensor_sums with a workgroup per tensor and finish; the same trees in the
+//                 same orders, so the same bits, and one dispatch fewer per optimizer step.)
 // Entries are loaded as u32 and tested on bits (fast-math compilers may fold x != x away);
 // non-finite ones are counted and kept out of the sums. A NaN entry makes the norm NaN, else an
 // infinite entry or an f32 overflow of the sum makes it +Inf, which is what torch's f32 norm gives.
@@ -25,24 +27,25 @@ const ONE_BITS: u32 = 0x3f800000u;
 const CLIP_EPS: f32 = 1e-6;
 
 struct Params {
-  // partial_sums: elements of this tensor; tensor_sums and finish: number of tensors.
+  // partial_sums: elements of this tensor; sums_finish: number of tensors.
   count: u32,
   // partial_sums: this tensor's first slot in the partials array.
   base: u32,
-  // finish: the clipping threshold, used when clip == 1.
+  // sums_finish: the clipping threshold, used when clip == 1.
   max_grad_norm: f32,
   clip: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-// partial_sums: the gradient (f32 bits); tensor_sums: partials; finish: tensor_stats.
+// partial_sums: the gradient (f32 bits); sums_finish: partials.
 @group(0) @binding(1) var<storage, read> src: array<u32>;
 // partial_sums: partials [3 per slot: sum bits, NaN count, Inf count];
-// tensor_sums: tensor_stats [T sums of squares (f32 bits), then T non-finite counts];
-// finish: step_state [4 f32].
+// sums_finish: tensor_stats [T sums of squares (f32 bits), then T non-finite counts].
 @group(0) @binding(2) var<storage, read_write> dst: array<u32>;
-// tensor_sums only: [T + 1] first partial slot of each tensor, then the end.
+// sums_finish only: [T + 1] first partial slot of each tensor, then the end.
 @group(0) @binding(3) var<storage, read> offsets: array<u32>;
+// sums_finish only: step_state [4 f32].
+@group(0) @binding(4) var<storage, read_write> step_state: array<u32>;
 
 var<workgroup> wg_sum: array<f32, WG>;
 var<workgroup> wg_a: array<u32, WG>;
@@ -101,50 +104,48 @@ fn partial_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
 }
 
 @compute @workgroup_size(WG)
-fn tensor_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-               @builtin(local_invocation_index) tid: u32) {
-  let t = wid.x + wid.y * nwg.x;
-  // Uniform control flow: every thread of a workgroup agrees on `in_range`.
-  let in_range = t < params.count;
-  var sum = 0.0;
-  var nan = 0u;
-  var inf = 0u;
-  if (in_range) {
+fn sums_finish(@builtin(local_invocation_index) tid: u32) {
+  let tensors = params.count;
+  // Per tensor, its partials -> tensor_stats (a loop with a uniform bound: every thread runs
+  // each reduce).
+  for (var t = 0u; t < tensors; t++) {
+    var sum = 0.0;
+    var nan = 0u;
+    var inf = 0u;
     for (var p = offsets[t] + tid; p < offsets[t + 1u]; p += WG) {
       sum += bitcast<f32>(src[3u * p]);
       nan += src[3u * p + 1u];
       inf += src[3u * p + 2u];
     }
-  }
-  reduce(tid, sum, nan, inf);
-  if (in_range && tid == 0u) {
-    // Sums of squares are >= 0, so the f32 sum is finite or +Inf (overflow), never NaN.
-    var bits = bitcast<u32>(wg_sum[0]);
-    if (wg_a[0] > 0u) {
-      bits = NAN_BITS;
-    } else if (wg_b[0] > 0u) {
-      bits = INF_BITS;
+    reduce(tid, sum, nan, inf);
+    if (tid == 0u) {
+      // Sums of squares are >= 0, so the f32 sum is finite or +Inf (overflow), never NaN.
+      var bits = bitcast<u32>(wg_sum[0]);
+      if (wg_a[0] > 0u) {
+        bits = NAN_BITS;
+      } else if (wg_b[0] > 0u) {
+        bits = INF_BITS;
+      }
+      dst[t] = bits;
+      dst[tensors + t] = wg_a[0] + wg_b[0];
     }
-    dst[t] = bits;
-    dst[params.count + t] = wg_a[0] + wg_b[0];
+    // The next reduce rewrites the workgroup arrays: thread 0 must have read them first.
+    workgroupBarrier();
   }
-}
-
-@compute @workgroup_size(WG)
-fn finish(@builtin(local_invocation_index) tid: u32) {
-  let tensors = params.count;
+  // Thread 0's tensor_stats, visible to the whole workgroup.
+  storageBarrier();
   var sum = 0.0;
   var nan_tensors = 0u;
   var nonfinite = 0u;
   for (var t = tid; t < tensors; t += WG) {
-    let u = src[t];
+    let u = dst[t];
     if (is_nan_bits(u)) {
       nan_tensors += 1u;
     } else {
       // +Inf (an infinite entry or an overflow) stays +Inf through the sum.
       sum += bitcast<f32>(u);
     }
-    nonfinite += src[tensors + t];
+    nonfinite += dst[tensors + t];
   }
   reduce(tid, sum, nan_tensors, nonfinite);
   if (tid == 0u) {
@@ -164,9 +165,9 @@ fn finish(@builtin(local_invocation_index) tid: u32) {
     } else if (params.clip == 1u) {
       clip_bits = bitcast<u32>(min(1.0, params.max_grad_norm / (bitcast<f32>(norm_bits) + CLIP_EPS)));
     }
-    dst[0] = norm_bits;
-    dst[1] = clip_bits;
-    dst[2] = select(0u, ONE_BITS, finite);
-    dst[3] = bitcast<u32>(f32(wg_b[0]));
+    step_state[0] = norm_bits;
+    step_state[1] = clip_bits;
+    step_state[2] = select(0u, ONE_BITS, finite);
+    step_state[3] = bitcast<u32>(f32(wg_b[0]));
   }
 }

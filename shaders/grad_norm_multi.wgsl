@@ -2,7 +2,7 @@
 // dispatch: a step of a model with T parameter tensors needs ceil(T / TENSORS) dispatches here
 // instead of T. Each tensor keeps the workgroups, element -> thread assignment, tree order and
 // partial slots that partial_sums gives it, so the partials (and the norm) are bit-identical
-// to the one-tensor kernel's; tensor_sums and finish of grad_norm.wgsl then run unchanged.
+// to the one-tensor kernel's; sums_finish of grad_norm.wgsl then runs unchanged.
 // Float64 twin: src/ops/gradNorm.reference.ts (the same sums).
 //
 // WGSL cannot index an array of buffers, so the launcher (src/ops/gradNorm.ts) writes one

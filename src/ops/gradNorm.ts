@@ -20,17 +20,12 @@ const PARTIALS: KernelSpec = {
   entryPoint: 'partial_sums',
   bindings: ['uniform', 'read-only-storage', 'storage'],
 };
-const TENSOR_SUMS: KernelSpec = {
+/** Per-tensor sums of the partials, then the norm, clip scale and flag: one workgroup. */
+const SUMS_FINISH: KernelSpec = {
   name: 'grad_norm',
   code,
-  entryPoint: 'tensor_sums',
-  bindings: ['uniform', 'read-only-storage', 'storage', 'read-only-storage'],
-};
-const FINISH: KernelSpec = {
-  name: 'grad_norm',
-  code,
-  entryPoint: 'finish',
-  bindings: ['uniform', 'read-only-storage', 'storage'],
+  entryPoint: 'sums_finish',
+  bindings: ['uniform', 'read-only-storage', 'storage', 'read-only-storage', 'storage'],
 };
 
 /** Most gradient tensors one multi-tensor partial-sum dispatch binds. */
@@ -60,7 +55,7 @@ export function gradNormGroupSize(limits: GPUSupportedLimits): number {
 /** The kernels recordGradNorm dispatches for `count` tensors (for pipeline warm-up). */
 export function gradNormKernels(limits: GPUSupportedLimits, count: number): KernelSpec[] {
   const groups = tensorGroups(count, gradNormGroupSize(limits)).map(([a, b]) => (b - a === 1 ? PARTIALS : multiPartials(b - a)));
-  return [...new Set(groups), TENSOR_SUMS, FINISH];
+  return [...new Set(groups), SUMS_FINISH];
 }
 
 /** Float index of each scalar in the step-state buffer (STEP_STATE_FLOATS f32 values). */
@@ -136,7 +131,7 @@ export function partialsFor(count: number): number {
 }
 
 /**
- * Records the three passes for `tensors` (2 + ceil(T / gradNormGroupSize) dispatches, no
+ * Records the two passes for `tensors` (1 + ceil(T / gradNormGroupSize) dispatches, no
  * readback). Returns pooled
  * buffers; pass `stepState` to recordAdamW, read it with readStepState, release both.
  */
@@ -178,9 +173,7 @@ export function recordGradNorm(
     const grads = tensors.slice(start, end).map((t) => t.grad);
     rec.dispatch(rt.pipeline(multiPartials(end - start)), [rec.uniform(table), partials, ...grads], offsets[end] - offsets[start]);
   }
-  const [x, y] = rt.grid(count);
-  rec.dispatch(rt.pipeline(TENSOR_SUMS), [rec.uniform(paramsFor(count, 0, 0, false)), partials, tensorStats, table], x, y);
-  rec.dispatch(rt.pipeline(FINISH), [rec.uniform(paramsFor(count, 0, maxNorm, clip)), tensorStats, stepState], 1);
+  rec.dispatch(rt.pipeline(SUMS_FINISH), [rec.uniform(paramsFor(count, 0, maxNorm, clip)), partials, tensorStats, table, stepState], 1);
   return { stepState, tensorStats };
 }
 
