@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // Benchmark of the log-prob and distillation kernels (forward + backward) against their plain-JS
-// twins, same page and adapter. Prints a table and writes bench/results/kernels.json. Never asserts a time.
+// float64 twins (cold, for clarity) and, for log-probs, a plain-JS float32 baseline written for speed
+// (bench/logprobsF32.ts, warmed up, same rows), same page and adapter. Prints a table and writes
+// bench/results/kernels.json. Never asserts a time.
 //
 //   node bench/kernels.mjs [--tokens 2048] [--vocab 50257,151936] [--twin-tokens 32] [--repeats 3]
 //                          [--distill-beta 0.5] [--distill-top-k K]
@@ -41,6 +43,9 @@ for (const [name, v] of [['--tokens', tokens], ['--twin-tokens', twinTokens], ['
   }
 }
 
+/** A ratio with enough digits to read when it is far below 1. */
+const ratioText = (x) => `${x >= 10 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toPrecision(2)}x`;
+
 const opened = await openPage('/bench/kernels.html');
 try {
   const error = await opened.page.evaluate(() => window.benchReady);
@@ -53,7 +58,11 @@ try {
       `logprobs fwd+bwd  V=${String(vocab).padStart(6)}  T=${tokens}: ` +
         `WGSL ${r.wgsl.tokensPerSecond.toFixed(0)} tok/s (best of ${repeats}, ${r.wgsl.submitsPerRun} submit, ` +
         `${r.wgsl.readbacksPerRun} readback, ${r.rowsPerChunk} rows/chunk) | ` +
-        `JS twin ${r.twin.tokensPerSecond.toFixed(1)} tok/s (${r.twin.tokens} rows) | ratio ${r.ratio.toFixed(1)}x`,
+        `JS twin ${r.twin.tokensPerSecond.toFixed(1)} tok/s (${r.twin.tokens} rows, f64, cold) | ratio ${r.ratio.toFixed(1)}x`,
+    );
+    console.log(
+      `                  JS f32 baseline ${r.jsF32.tokensPerSecond.toFixed(1)} tok/s (same ${r.jsF32.tokens} rows, warmed, best of ${repeats}; ` +
+        `max |logprob diff| vs twin ${r.jsF32.maxLogprobDiff.toExponential(1)}) | WGSL/JS f32 ${ratioText(r.ratioJsF32)}`,
     );
   }
   const distill = [];

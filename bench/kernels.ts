@@ -5,6 +5,7 @@ import { recordDistillBackward, recordDistillForward } from '../src/ops/distill'
 import { distillBackwardRef, distillForwardRef } from '../src/ops/distill.reference';
 import { recordLogprobsBackward, recordLogprobsForward } from '../src/ops/logprobs';
 import { logprobsBackwardRef, logprobsForwardRef } from '../src/ops/logprobs.reference';
+import { logprobsF32 } from './logprobsF32';
 
 export interface LogprobsBenchConfig {
   vocab: number;
@@ -21,6 +22,13 @@ export interface LogprobsBenchResult {
   wgsl: { seconds: number[]; tokensPerSecond: number; submitsPerRun: number; readbacksPerRun: number };
   twin: { tokens: number; seconds: number; tokensPerSecond: number };
   ratio: number;
+  /**
+   * Log-prob bench only: the plain-JS float32 baseline written for speed (bench/logprobsF32.ts) on
+   * the twin's rows, warmed up, best of `repeats` (seconds per pass); maxLogprobDiff is its largest |logprob - twin's|.
+   */
+  jsF32?: { tokens: number; seconds: number[]; tokensPerSecond: number; maxLogprobDiff: number };
+  /** WGSL tokens/s over the float32 baseline's. */
+  ratioJsF32?: number;
   adapter: GpuRuntime['info'];
 }
 
@@ -83,12 +91,31 @@ async function benchLogprobs(rt: GpuRuntime, cfg: LogprobsBenchConfig): Promise<
   const host = randomLogits(twinRows * vocab, 2);
   const problem = { logits: host, tokens: Array.from(ids.slice(0, twinRows)), rows: twinRows, vocab, temperature: 1 };
   const t0 = performance.now();
-  logprobsForwardRef(problem);
+  const twinOut = logprobsForwardRef(problem);
   logprobsBackwardRef(problem, new Float64Array(twinRows).fill(1), new Float64Array(twinRows).fill(0.1));
   const twinSeconds = (performance.now() - t0) / 1000;
 
+  // The float32 baseline on the same rows: one untimed run (JIT warm-up, pages touched), then best of
+  // `repeats` timed samples; a sample repeats the whole pass until 50 ms have passed (the page's clock
+  // is coarse) and keeps the seconds per pass.
+  const fast = logprobsF32(host, ids.slice(0, twinRows), twinRows, vocab, 1, new Float32Array(twinRows).fill(1), new Float32Array(twinRows).fill(0.1));
+  fast.run();
+  const fastSeconds: number[] = [];
+  for (let r = 0; r < cfg.repeats; r++) {
+    const t1 = performance.now();
+    let passes = 0;
+    do {
+      fast.run();
+      passes++;
+    } while (performance.now() - t1 < 50);
+    fastSeconds.push((performance.now() - t1) / 1000 / passes);
+  }
+  let maxLogprobDiff = 0;
+  for (let r = 0; r < twinRows; r++) maxLogprobDiff = Math.max(maxLogprobDiff, Math.abs(fast.logprobs[r] - twinOut.logprobs[r]));
+
   const wgslRate = tokens / best;
   const twinRate = twinRows / twinSeconds;
+  const fastRate = twinRows / Math.min(...fastSeconds);
   return {
     vocab,
     tokens,
@@ -96,6 +123,8 @@ async function benchLogprobs(rt: GpuRuntime, cfg: LogprobsBenchConfig): Promise<
     wgsl: { seconds, tokensPerSecond: wgslRate, submitsPerRun: last.submits, readbacksPerRun: last.readbacks },
     twin: { tokens: twinRows, seconds: twinSeconds, tokensPerSecond: twinRate },
     ratio: wgslRate / twinRate,
+    jsF32: { tokens: twinRows, seconds: fastSeconds, tokensPerSecond: fastRate, maxLogprobDiff },
+    ratioJsF32: wgslRate / fastRate,
     adapter: rt.info,
   };
 }

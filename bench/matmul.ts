@@ -5,7 +5,9 @@
 // Method, the same for every engine: X <- X . B chained `repeats` times (each product needs
 // the previous one, so a lazy engine cannot skip or fuse any away), then one scalar of the
 // last X is read back; the clock covers recording, submission and that readback. B is
-// N(0, 1/n), so X keeps its scale and never reaches denormals or infinities.
+// N(0, 1/n), so X keeps its scale and never reaches denormals or infinities. The page keeps
+// one runner per engine and size (prepare / timed / dispose); bench/matmul.mjs decides the
+// repeats and the order, interleaving the engines round by round.
 import { init as jaxInit, numpy as jnp, type Array as JaxArray } from '@jax-js/jax';
 import { GpuRuntime } from '../src/gpu/runtime';
 import { recordMatmul, type MatmulKernel } from '../src/ops/matmul';
@@ -30,38 +32,6 @@ interface TfLike {
 
 export type Engine = 'ours' | 'tfjs' | 'jax' | 'js';
 
-export interface EngineResult {
-  engine: Engine;
-  /** The engine could not run here (no adapter, backend refused): why. */
-  error?: string;
-  /** Products per timed run. */
-  repeats?: number;
-  /** Seconds per timed run (each run is `repeats` chained products plus one scalar readback). */
-  seconds?: number[];
-  gflops?: number;
-  /** Our kernel's choice for this shape. */
-  kernel?: MatmulKernel;
-}
-
-export interface SquareConfig {
-  size: number;
-  engine: Engine;
-  /** Aim for timed runs of about this long (repeats are picked from a warm-up run). */
-  targetSeconds: number;
-  runs: number;
-  maxRepeats: number;
-}
-
-export interface DecodeConfig {
-  m: number;
-  size: number;
-  /** 'auto' takes the small-M kernel; 'tiled' forces the 64x64 tile for comparison. */
-  path: 'auto' | 'tiled' | 'tfjs';
-  targetSeconds: number;
-  runs: number;
-  maxRepeats: number;
-}
-
 /** Deterministic N(0, scale^2) values (LCG + Box-Muller), f32. */
 function gaussian(count: number, scale: number, seed: number): Float32Array {
   const out = new Float32Array(count);
@@ -79,26 +49,6 @@ interface Runner {
   run(repeats: number): Promise<number>;
   dispose(): void;
   kernel?: MatmulKernel;
-}
-
-async function measure(make: () => Promise<Runner>, flopsPerProduct: number, cfg: { targetSeconds: number; runs: number; maxRepeats: number }) {
-  const runner = await make();
-  try {
-    const warm = await runner.run(1); // compiles pipelines, allocates buffers
-    // A second single product sizes the timed runs, unless one product already fills them
-    // (large sizes on a software adapter, where every product costs tens of seconds).
-    const probe = warm > 10 * cfg.targetSeconds ? warm : await runner.run(1);
-    const repeats = Math.max(1, Math.min(cfg.maxRepeats, Math.round(cfg.targetSeconds / Math.max(probe, 1e-4))));
-    const seconds: number[] = [];
-    for (let r = 0; r < cfg.runs; r++) {
-      seconds.push(await runner.run(repeats));
-      if (seconds[r] > 5 * cfg.targetSeconds) break; // long runs vary little; one is enough
-    }
-    const best = Math.min(...seconds);
-    return { repeats, seconds, gflops: (flopsPerProduct * repeats) / best / 1e9, kernel: runner.kernel };
-  } finally {
-    runner.dispose();
-  }
 }
 
 function oursRunner(rt: GpuRuntime, m: number, size: number, path: 'auto' | 'tiled'): Runner {
@@ -239,40 +189,74 @@ function jsRunner(size: number): Runner {
   };
 }
 
-async function square(rt: GpuRuntime, cfg: SquareConfig): Promise<EngineResult> {
-  const { size, engine } = cfg;
-  const make: Record<Engine, () => Promise<Runner>> = {
-    ours: async () => oursRunner(rt, size, size, 'auto'),
-    tfjs: () => tfjsRunner(size, size),
-    jax: () => jaxRunner(size, size),
-    js: async () => jsRunner(size),
-  };
+/** What one runner multiplies: a square product of one engine, or a decode-time row of one path. */
+export interface RunnerSpec {
+  m: number;
+  size: number;
+  engine: Engine;
+  /** Our kernel choice ('tiled' forces the 64x64 tile); ignored for the peers. */
+  path?: 'auto' | 'tiled';
+}
+
+/**
+ * Runners kept alive between calls, so the driver can interleave engines round by round and
+ * sample the browser's CPU time around each timed block (bench/matmul.mjs).
+ */
+const runners = new Map<string, Runner>();
+
+function makeRunner(rt: GpuRuntime, spec: RunnerSpec): Promise<Runner> {
+  const { m, size, engine } = spec;
+  if (engine === 'ours') return Promise.resolve(oursRunner(rt, m, size, spec.path ?? 'auto'));
+  if (engine === 'tfjs') return tfjsRunner(m, size);
+  if (engine === 'jax') return jaxRunner(m, size);
+  if (m !== size) return Promise.reject(new Error('the plain-JS engine runs square products only'));
+  return Promise.resolve(jsRunner(size));
+}
+
+export interface Prepared {
+  error?: string;
+  /** The untimed first product's seconds (pipeline compilation, allocation included). */
+  warmSeconds?: number;
+  kernel?: MatmulKernel;
+}
+
+/** Makes the runner `id` and runs one untimed product (compiles pipelines, allocates buffers). */
+async function prepare(rt: GpuRuntime, id: string, spec: RunnerSpec): Promise<Prepared> {
+  dispose(id);
   try {
-    const r = await measure(make[engine], 2 * size ** 3, cfg);
-    return { engine, repeats: r.repeats, seconds: r.seconds, gflops: r.gflops, ...(r.kernel ? { kernel: r.kernel } : {}) };
+    const runner = await makeRunner(rt, spec);
+    runners.set(id, runner);
+    const warmSeconds = await runner.run(1);
+    return { warmSeconds, ...(runner.kernel ? { kernel: runner.kernel } : {}) };
   } catch (err) {
-    return { engine, error: (err as Error).message };
+    dispose(id);
+    return { error: (err as Error).message };
   }
 }
 
-/** Decode-time rows: [m, size] . [size, size], small-M kernel vs forced tile vs tf.matMul. */
-async function decode(rt: GpuRuntime, cfg: DecodeConfig): Promise<EngineResult> {
-  const engine: Engine = cfg.path === 'tfjs' ? 'tfjs' : 'ours';
-  const make = cfg.path === 'tfjs' ? () => tfjsRunner(cfg.m, cfg.size) : async () => oursRunner(rt, cfg.m, cfg.size, cfg.path as 'auto' | 'tiled');
+/** One timed block of `repeats` chained products plus the scalar readback: its seconds, or why it failed. */
+async function timed(id: string, repeats: number): Promise<{ seconds?: number; error?: string }> {
+  const runner = runners.get(id);
+  if (!runner) return { error: `no runner ${id} (prepare it first)` };
   try {
-    const r = await measure(make, 2 * cfg.m * cfg.size ** 2, cfg);
-    return { engine, repeats: r.repeats, seconds: r.seconds, gflops: r.gflops, ...(r.kernel ? { kernel: r.kernel } : {}) };
+    return { seconds: await runner.run(repeats) };
   } catch (err) {
-    return { engine, error: (err as Error).message };
+    return { error: (err as Error).message };
   }
+}
+
+function dispose(id: string): void {
+  runners.get(id)?.dispose();
+  runners.delete(id);
 }
 
 declare global {
   interface Window {
     matmulPeers?: { tf: TfLike };
     matmulBench: {
-      square(cfg: SquareConfig): Promise<EngineResult>;
-      decode(cfg: DecodeConfig): Promise<EngineResult>;
+      prepare(id: string, spec: RunnerSpec): Promise<Prepared>;
+      timed(id: string, repeats: number): Promise<{ seconds?: number; error?: string }>;
+      dispose(id: string): void;
       adapter: GpuRuntime['info'];
     };
     matmulBenchReady: Promise<string | null>;
@@ -281,7 +265,7 @@ declare global {
 
 window.matmulBenchReady = GpuRuntime.create().then(
   (rt) => {
-    window.matmulBench = { square: (cfg) => square(rt, cfg), decode: (cfg) => decode(rt, cfg), adapter: rt.info };
+    window.matmulBench = { prepare: (id, spec) => prepare(rt, id, spec), timed, dispose, adapter: rt.info };
     return null;
   },
   (err: Error) => err.message,
