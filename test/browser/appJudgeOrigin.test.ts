@@ -137,4 +137,45 @@ describe('the remote judge key follows its origin, not the URL', () => {
     expect(stored).not.toContain(KEY_B);
     expect(opened.pageErrors).toEqual([]);
   });
+
+  it('external grading: a self-judged step sends its graded group to the remote external judge, with that site\'s key, and the meta panel counts it', async () => {
+    // Its own start (it also runs alone): the link's tiny experiment (one group of two rollouts, one
+    // judge question), its remote judge kept off; the policy judges itself, and all of each step's
+    // groups (fraction 1) also go to judge server A, with a key typed for A.
+    const urlA = `${a.origin}/v1/chat/completions`;
+    await page.evaluate((hash) => (location.hash = hash), linkWithJudgeAt(`${b.origin}/v1/chat/completions`));
+    await page.getByTestId('judge-consent-keep-off').click();
+    const before = posts(a.seen).length;
+    const seenByB = posts(b.seen).length;
+    const runs = await page.getByTestId('run-row').count();
+    await page.getByTestId('judge-kind-self').check();
+    await page.getByTestId('judge-external').locator('summary').click();
+    await page.getByTestId('judge-external-fraction').fill('1');
+    await page.getByTestId('judge-external-fraction').blur();
+    await expect(page.getByTestId('judge-external-kind').inputValue()).resolves.toBe('remote');
+    await page.getByTestId('judge-external-url').fill(urlA);
+    await page.getByTestId('judge-external-model').fill('judge-model');
+    await page.getByTestId('judge-external-key').fill(KEY_A);
+    await page.getByTestId('train').click();
+    // The new run's row first (an earlier run may be current and finished), then its one step.
+    await expect.poll(() => page.getByTestId('run-row').count(), { timeout: 60_000 }).toBe(runs + 1);
+    await page.locator('[data-testid=run-row].current [data-testid=run-steps]').filter({ hasText: '1' }).waitFor({ timeout: 240_000 });
+    await page.getByTestId('run-status').filter({ hasText: 'Finished' }).waitFor({ timeout: 30_000 });
+    // Two rollouts × one judge question, each asked of A with A's key; B heard nothing more.
+    const asked = posts(a.seen).slice(before);
+    expect(asked.length).toBe(2);
+    expect(asked.map((s) => s.authorization)).toEqual([`Bearer ${KEY_A}`, `Bearer ${KEY_A}`]);
+    expect(everything(a.seen)).not.toContain(KEY_B);
+    expect(posts(b.seen).length).toBe(seenByB);
+    // The meta panel: step 1 graded 2 rollouts with 2 external calls, none failed; one criterion row.
+    await page.getByTestId('judge-meta').locator('summary').click();
+    const row = page.getByTestId('external-step-row');
+    await row.first().waitFor({ timeout: 10_000 });
+    const cells = await row.first().locator('th, td').allTextContents();
+    expect(cells.slice(0, 4)).toEqual(['1', '2', '2', '0']);
+    expect(await page.getByTestId('external-criterion-row').locator('th').allTextContents()).toEqual(['polite']);
+    expect(await page.getByTestId('external-grading-hint').textContent()).toContain('remote:judge-model');
+    expect(opened.pageErrors).toEqual([]);
+  });
 });
+
