@@ -12,8 +12,8 @@
 // round starting one engine later, so a machine that slows down midway slows every engine alike.
 // Per size: each engine's median GFLOP/s, and the ratio ours/peer per round with its median,
 // quartiles and min-max. On a software adapter (SwiftShader) the CPU-seconds of Chromium's
-// processes (/proc) around each timed block give a CPU-seconds ratio too, which other jobs on
-// the machine disturb far less than wall-clock time.
+// processes (/proc) around each timed block give a CPU-seconds ratio too, which, unlike
+// wall-clock time, leaves out the time those processes waited for a core other jobs held.
 //
 // On SwiftShader (a few tenths of a GFLOP/s) the default sizes take many minutes;
 // `--sizes 256,512 --rounds 3` is quick.

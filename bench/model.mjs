@@ -4,7 +4,8 @@
 // (or a random model of its config when public/models/tiny-gpt2-byte/ is absent) and for a
 // random GPT-2-small-sized model; plus the same GPT-2's forward + backward (mean cross-entropy)
 // in TensorFlow.js (WebGPU) and jax-js (WebGPU) in the same page, with the ratios; queue
-// submissions and readbacks per step; GPU bytes. Prints a table, writes
+// submissions and readbacks per step; GPU bytes; and the peers' full train steps (forward + backward +
+// clipping + AdamW, same hyperparameters) beside ours. Prints a table, writes
 // bench/results/model.json. Never asserts a time.
 //
 //   node bench/model.mjs [--quick] [--models default,gpt2-small] [--engines tfjs,jax,jax-eager]
@@ -69,7 +70,9 @@ const SIZES = values.quick
         sample: { batch: 2, promptLen: 8, newTokens: 16, warmup: true, runs: 1 },
       },
       'gpt2-small': {
-        train: { batch: 1, seqLen: 8, warmup: 0, steps: 1 },
+        // With --gpt2-peers every engine (ours too) gets one untimed step first: jit tracing,
+        // pipeline compilation and allocation stay out of the comparison.
+        train: { batch: 1, seqLen: 8, warmup: values['gpt2-peers'] ? 1 : 0, steps: 1 },
         forwardBackward: values['gpt2-peers'],
         peers: values['gpt2-peers'],
         sample: { batch: 1, promptLen: 4, newTokens: 2, warmup: false, runs: 1 },
@@ -186,7 +189,9 @@ try {
       console.log('  its SFT step runs once with no warm-up, so its time includes creating the buffers');
     }
 
-    const train = (result.train = await phase('ours train step', () => call('train', timing)));
+    // The peers' full train steps (AdamW with ours' hyperparameters) run beside ours, step by step.
+    const trainPeers = sizes.peers ? peers : [];
+    const train = (result.train = await phase('ours train step', () => call('train', { ...timing, peers: trainPeers })));
     row('ours', 'train step', train);
     if (!train.error) {
       const pool = train.memory.pool;
@@ -196,6 +201,25 @@ try {
           (train.firstCounters ? `    first step of the run: ${fmtEngine(train.firstCounters)}\n` : '') +
           `    GPU bytes: parameters+grads+AdamW ${fmtBytes(train.memory.parameterBytes)}; pool in use ${fmtBytes(pool.bytesInUse)}, cached free ${fmtBytes(pool.bytesFree)}, ` +
           `total held ${fmtBytes(pool.bytesInUse + pool.bytesFree)} (${pool.created} buffers created, ${pool.reused} reuses)`,
+      );
+    }
+
+    for (const engine of train.error ? [] : trainPeers) {
+      const r = train.peers[engine];
+      if (r.error) {
+        console.log(`  ${engine} train step: failed: ${r.error}`);
+        row(engine, 'train step', r);
+        continue;
+      }
+      r.ratio = train.tokensPerSecond / r.tokensPerSecond;
+      r.lossDifference = Math.abs(r.loss - train.loss);
+      r.gradNormRelativeDifference = Math.abs(r.gradNorm - train.gradNorm) / train.gradNorm;
+      r.sameResult = sameResult(r);
+      row(engine, 'train step', r, { ratio: r.ratio, wrong: !r.sameResult });
+      console.log(
+        `  ${engine.padEnd(9)} train step ${shape}: ${fmtTiming(r)}, loss ${r.loss.toFixed(4)}, grad norm ${r.gradNorm.toFixed(4)}; ours/${engine} ${r.ratio.toFixed(2)}x; ` +
+          `vs ours: |loss diff| ${r.lossDifference.toExponential(1)}, grad norm rel. diff ${r.gradNormRelativeDifference.toExponential(1)}` +
+          `${r.sameResult ? '' : '\n    MISMATCH: this peer computed a different loss or gradients, so its speed is not comparable'}\n    [${r.notes}; + clip + AdamW]`,
       );
     }
 
@@ -216,7 +240,7 @@ try {
   }
 
   console.log('\nsummary: tokens/s = batch x seq / median step seconds (sampling: batch x new tokens / best run seconds);');
-  console.log('fwd+bwd = forward + mean cross-entropy + backward, no optimizer; train step = that + grad-norm clipping + AdamW');
+  console.log('fwd+bwd = forward + mean cross-entropy + backward, no optimizer; train step = that + grad-norm clipping + AdamW (peers too, same hyperparameters)');
   const header = ['model', 'engine', 'what', 'batch x seq', 'tokens/s', 'seconds', 'loss', 'grad norm', 'ours/peer', 'submits', 'readbacks'];
   const table = rows.map((r) => [
     r.model,

@@ -20,7 +20,7 @@ import { fromHfTensors } from '../src/model/weights';
 import { recordLogprobsBackward, recordLogprobsForward } from '../src/ops/logprobs';
 import { recordWeightedSum } from '../src/ops/reduce';
 import { jaxGpt2Runner } from './peers/jaxGpt2';
-import { tfjsGpt2Runner, tfjsWebGpu, type PeerBatch, type PeerRunner, type TfApi } from './peers/tfjsGpt2';
+import { tfjsGpt2Runner, tfjsWebGpu, type PeerBatch, type PeerRunner, type PeerTrainConfig, type TfApi } from './peers/tfjsGpt2';
 
 /** Where the embedded default policy lives (served from public/ by Vite). */
 export const EMBEDDED_DIR = '/models/tiny-gpt2-byte';
@@ -75,6 +75,8 @@ export interface TrainResult extends TimingResult {
   gradNorm: number;
   skipped: number;
   memory: { parameterBytes: number; pool: PoolStats };
+  /** Each peer asked for: its full train step (AdamW) beside ours, or why it could not run. */
+  peers?: Partial<Record<Peer, PeerTrainResult | { engine: Peer; error: string }>>;
 }
 
 export interface SampleRequest {
@@ -232,18 +234,85 @@ const NO_COUNTERS: StepCounters = {
   buffersCreated: 0,
 };
 
+export interface TrainRequest extends TimingRequest {
+  /** Peers whose full train step runs beside ours, step by step (ours, peer 1, ..., ours, ...). */
+  peers?: Peer[];
+}
+
+/** A peer's full train step: loss and pre-clip gradient norm of its first timed step, as ours reports. */
+export interface PeerTrainResult extends Omit<TimingResult, 'counters'> {
+  engine: Peer;
+  gradNorm: number;
+  notes: string;
+}
+
+/**
+ * The peers' full train steps (forward + backward + clipping + AdamW with ours' hyperparameters),
+ * each on its own copy of the weights our model was loaded with, so after the same number of
+ * updates every engine's loss and gradient norm should agree with ours.
+ */
+async function peerTrainers(model: Transformer, weights: Map<string, Tensor>, batch: PeerBatch, engines: Peer[], hp: PeerTrainConfig, warmup: number) {
+  const runners = new Map<Peer, PeerRunner>();
+  const errors = new Map<Peer, string>();
+  for (const engine of engines) {
+    try {
+      const runner = await peerRunner(engine, model, weights, batch);
+      if (!runner.trainStep) throw new Error(`${engine} has no train step`);
+      runners.set(engine, runner);
+    } catch (err) {
+      errors.set(engine, message(err));
+    }
+  }
+  const seconds = new Map<Peer, number[]>(engines.map((e) => [e, []]));
+  const first = new Map<Peer, { loss: number; gradNorm: number }>();
+  return {
+    /** Step `i` (counting warm-up steps) of every peer still running. */
+    async step(i: number) {
+      for (const [engine, runner] of [...runners]) {
+        try {
+          const r = await runner.trainStep!(hp);
+          if (i < warmup) continue;
+          seconds.get(engine)!.push(r.seconds);
+          if (!first.has(engine)) first.set(engine, { loss: r.loss, gradNorm: r.gradNorm });
+        } catch (err) {
+          errors.set(engine, message(err));
+          runner.dispose();
+          runners.delete(engine);
+        }
+      }
+    },
+    /** Every peer's figures (or error); disposes the runners. */
+    finish(tokens: number): NonNullable<TrainResult['peers']> {
+      const out: NonNullable<TrainResult['peers']> = {};
+      for (const engine of engines) {
+        const runner = runners.get(engine);
+        const s = seconds.get(engine)!;
+        const f = first.get(engine);
+        if (!runner || !f) out[engine] = { engine, error: errors.get(engine) ?? 'no timed step' };
+        else out[engine] = { engine, tokens, seconds: s, medianSeconds: median(s), tokensPerSecond: tokens / median(s), loss: f.loss, gradNorm: f.gradNorm, notes: runner.notes };
+        runner?.dispose();
+      }
+      return out;
+    },
+  };
+}
+
 /** One SFT step per timed step: forward + cross-entropy + backward + clipped AdamW, one submission. */
-async function train(rt: GpuRuntime, req: TimingRequest): Promise<TrainResult> {
-  const { model } = current();
+async function train(rt: GpuRuntime, req: TrainRequest): Promise<TrainResult> {
+  const { model, weights } = current();
   checkLogitsFit(rt, model.config, req.batch * req.seqLen);
-  const { examples } = benchBatch(model.config, req);
+  const { examples, peer: batch } = benchBatch(model.config, req);
   // A tiny learning rate: the figures are about speed, the weights should stay sane.
   const trainer = new SftTrainer(rt, model, 0, { learning_rate: 1e-5, lr_scheduler_type: 'constant', warmup_steps: 0 });
+  const c = trainer.config;
+  const hp: PeerTrainConfig = { learning_rate: c.learning_rate, adam_beta1: c.adam_beta1, adam_beta2: c.adam_beta2, adam_epsilon: c.adam_epsilon, weight_decay: c.weight_decay, max_grad_norm: c.max_grad_norm };
+  const peers = await peerTrainers(model, weights, batch, req.peers ?? [], hp, req.warmup);
   let firstCounters: StepCounters | undefined;
   for (let i = 0; i < req.warmup; i++) {
     const before = rt.snapshotCounters();
     await trainer.trainStep(examples);
     firstCounters ??= diff(rt, before);
+    await peers.step(i);
   }
   const seconds: number[] = [];
   let loss = NaN;
@@ -257,6 +326,7 @@ async function train(rt: GpuRuntime, req: TimingRequest): Promise<TrainResult> {
     seconds.push((performance.now() - t0) / 1000);
     counters = diff(rt, before);
     firstCounters ??= counters;
+    await peers.step(req.warmup + i);
     if (i === 0) {
       loss = r.loss;
       gradNorm = r.gradNorm;
@@ -276,6 +346,7 @@ async function train(rt: GpuRuntime, req: TimingRequest): Promise<TrainResult> {
     counters,
     firstCounters,
     memory: { parameterBytes: model.params.bytes, pool: rt.pool.snapshot() },
+    ...(req.peers?.length ? { peers: peers.finish(tokens) } : {}),
   };
 }
 
@@ -442,7 +513,7 @@ declare global {
       adapter: GpuRuntime['info'];
       load(req: LoadRequest): Promise<LoadResult>;
       unload(): void;
-      train(req: TimingRequest): Promise<TrainResult>;
+      train(req: TrainRequest): Promise<TrainResult>;
       forwardBackward(req: CompareRequest): Promise<CompareResult>;
       sample(req: SampleRequest): Promise<SampleResult>;
     };

@@ -19,7 +19,7 @@ import { blockUntilReady, defaultDevice, init, jit, nn, numpy as np, tree, value
 import type { ModelConfig } from '../../src/model/config';
 import type { Tensor } from '../../src/model/safetensors';
 import { modelNames } from '../../src/model/weights';
-import type { PeerBatch, PeerRunner } from './tfjsGpt2';
+import type { PeerBatch, PeerRunner, PeerTrainConfig } from './tfjsGpt2';
 
 type Params = { [name: string]: JaxArray };
 
@@ -94,6 +94,49 @@ export async function jaxGpt2Runner(config: ModelConfig, weights: Map<string, Te
   const grads = valueAndGrad(lossOf);
   const fn = mode === 'jit' ? jit(grads) : grads;
 
+  /**
+   * The full train step as a JAX user writes it, one function (jit-compiled in 'jit' mode):
+   * valueAndGrad, global-norm clipping, AdamW as torch.optim.AdamW. beta1^t and beta2^t live on
+   * the device in the state (as optax's count), so one compiled step serves every t.
+   */
+  const trainStepOf =
+    (hp: PeerTrainConfig) =>
+    (p: Params, m: Params, v: Params, b1t: JaxArray, b2t: JaxArray, tokenIds: JaxArray, next: JaxArray, weight: JaxArray) => {
+      const [loss, g] = valueAndGrad(lossOf)(tree.ref(p), tokenIds, next, weight);
+      const keys = Object.keys(p);
+      let sumSq: JaxArray | null = null;
+      for (const k of keys) {
+        const s = np.square(g[k].ref).sum();
+        sumSq = sumSq ? sumSq.add(s) : s;
+      }
+      const norm = np.sqrt(sumSq!);
+      const clip = hp.max_grad_norm > 0 ? np.minimum(np.reciprocal(norm.ref.add(1e-6)).mul(hp.max_grad_norm), 1) : null;
+      const b1 = b1t.mul(hp.adam_beta1);
+      const b2 = b2t.mul(hp.adam_beta2);
+      const stepSize = np.reciprocal(b1.ref.mul(-1).add(1)).mul(hp.learning_rate); // lr / (1 - beta1^t)
+      const invBc2Sqrt = np.reciprocal(np.sqrt(b2.ref.mul(-1).add(1))); // 1 / sqrt(1 - beta2^t)
+      const newP: Params = {};
+      const newM: Params = {};
+      const newV: Params = {};
+      for (const k of keys) {
+        const grad = clip ? g[k].mul(clip.ref) : g[k];
+        const mt = m[k].mul(hp.adam_beta1).add(grad.ref.mul(1 - hp.adam_beta1));
+        const vt = v[k].mul(hp.adam_beta2).add(np.square(grad).mul(1 - hp.adam_beta2));
+        const denom = np.sqrt(vt.ref).mul(invBc2Sqrt.ref).add(hp.adam_epsilon);
+        const decayed = hp.weight_decay ? p[k].mul(1 - hp.learning_rate * hp.weight_decay) : p[k];
+        newP[k] = decayed.sub(mt.ref.div(denom).mul(stepSize.ref));
+        newM[k] = mt;
+        newV[k] = vt;
+      }
+      clip?.dispose();
+      stepSize.dispose();
+      invBc2Sqrt.dispose();
+      return [loss, norm, newP, newM, newV, b1, b2] as [JaxArray, JaxArray, Params, Params, Params, JaxArray, JaxArray];
+    };
+  type TrainState = { step: ReturnType<typeof trainStepOf>; m: Params; v: Params; b1t: JaxArray; b2t: JaxArray };
+  let train: TrainState | null = null;
+  const scalarOne = () => np.array(new Float32Array([1]), { shape: [], device: 'webgpu' });
+
   return {
     notes: mode === 'jit' ? 'jit(valueAndGrad), token embedding as a one-hot matmul' : 'eager valueAndGrad, np.take embedding',
     async step() {
@@ -106,6 +149,23 @@ export async function jaxGpt2Runner(config: ModelConfig, weights: Map<string, Te
       tree.dispose(g);
       return { seconds, loss };
     },
+    async trainStep(hp) {
+      const t0 = performance.now();
+      if (!train) {
+        const zeros = () => Object.fromEntries([...weights].map(([name, t]) => [name, np.zeros(t.shape, { device: 'webgpu' })]));
+        const step = trainStepOf(hp);
+        train = { step: mode === 'jit' ? (jit(step) as unknown as typeof step) : step, m: zeros(), v: zeros(), b1t: scalarOne(), b2t: scalarOne() };
+      }
+      const state = train;
+      // The parameters and moments move into the step (jax-js ownership); the new ones replace them.
+      const [value, norm, p, m, v, b1t, b2t] = state.step({ ...params }, state.m, state.v, state.b1t, state.b2t, ids.ref, targets.ref, mask.ref);
+      Object.assign(params, p);
+      Object.assign(state, { m, v, b1t, b2t });
+      // jax-js is lazy: wait until the updated parameters and moments exist, then read the scalars.
+      await blockUntilReady([p, m, v]);
+      const [loss, gradNorm] = await Promise.all([value.data(), norm.data()]);
+      return { seconds: (performance.now() - t0) / 1000, loss: loss[0], gradNorm: gradNorm[0] };
+    },
     async gradNorm() {
       const [value, g] = fn(tree.ref(params), ids.ref, targets.ref, mask.ref);
       value.dispose();
@@ -115,6 +175,10 @@ export async function jaxGpt2Runner(config: ModelConfig, weights: Map<string, Te
     },
     dispose() {
       if (mode === 'jit') (fn as typeof fn & { dispose(): void }).dispose();
+      if (train) {
+        if (mode === 'jit') (train.step as unknown as { dispose(): void }).dispose();
+        tree.dispose([train.m, train.v, train.b1t, train.b2t]);
+      }
       tree.dispose([params, ids, targets, mask]);
     },
   };

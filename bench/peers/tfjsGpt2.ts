@@ -41,11 +41,33 @@ export interface TfApi {
   logSoftmax(x: TfTensor): TfTensor;
   oneHot(indices: TfTensor, depth: number): TfTensor;
   sum(x: TfTensor, axis?: number): TfTensor;
+  sqrt(x: TfTensor): TfTensor;
+  div(a: TfTensor, b: TfTensor): TfTensor;
+  minimum(a: TfTensor, b: TfTensor): TfTensor;
+  zerosLike(x: TfTensor): TfTensor;
+}
+
+/** The optimizer of a train step, Hugging Face TrainingArguments names (SftTrainer's values). */
+export interface PeerTrainConfig {
+  learning_rate: number;
+  adam_beta1: number;
+  adam_beta2: number;
+  adam_epsilon: number;
+  weight_decay: number;
+  /** Global L2-norm clipping as torch.nn.utils.clip_grad_norm_ (scale min(1, max / (norm + 1e-6))); 0 turns it off. */
+  max_grad_norm: number;
 }
 
 /** One forward + backward pass; `loss` is read back, every gradient is computed. */
 export interface PeerRunner {
   step(): Promise<{ seconds: number; loss: number }>;
+  /**
+   * One full train step on the runner's own parameters: forward + backward, global grad-norm
+   * clipping and AdamW (torch.optim.AdamW's update, moments kept across calls; the first call's
+   * config holds for the run). Returns the loss and the gradient norm before clipping, read back
+   * after the update was queued, so the time covers the whole step. Optional: ours has its own.
+   */
+  trainStep?(hp: PeerTrainConfig): Promise<{ seconds: number; loss: number; gradNorm: number }>;
   /** One more (untimed) pass; the global L2 norm of all gradients, to check the peer computes the same. */
   gradNorm(): Promise<number>;
   dispose(): void;
@@ -144,6 +166,8 @@ export function tfjsGpt2Runner(tf: TfApi, config: ModelConfig, weights: Map<stri
     return tf.mul(tf.sum(tf.mul(picked, mask)), negInvCount);
   };
   const valueAndGrads = tf.valueAndGrads(lossOf);
+  // AdamW's moments and step count, made by the first trainStep.
+  let adam: { m: TfTensor[]; v: TfTensor[]; t: number } | null = null;
 
   return {
     notes: 'tf.valueAndGrads over all parameters, eager WebGPU kernels',
@@ -156,6 +180,50 @@ export function tfjsGpt2Runner(tf: TfApi, config: ModelConfig, weights: Map<stri
       value.dispose();
       for (const g of grads) g.dispose();
       return { seconds, loss };
+    },
+    async trainStep(hp) {
+      const t0 = performance.now();
+      adam ??= { m: params.map((p) => tf.zerosLike(p)), v: params.map((p) => tf.zerosLike(p)), t: 0 };
+      const state = adam;
+      state.t++;
+      // Bias corrections on the host in f64, as ours (src/ops/adamw.ts) passes them to its kernel.
+      const stepSize = hp.learning_rate / (1 - hp.adam_beta1 ** state.t);
+      const bc2Sqrt = Math.sqrt(1 - hp.adam_beta2 ** state.t);
+      const out = tf.tidy(() => {
+        const { value, grads } = valueAndGrads(params);
+        // Summed pairwise: tf.addN over every tensor's sum gave a wrong total on SwiftShader (0.02 for a norm of 100).
+        const norm = tf.sqrt(grads.map((g) => tf.sum(tf.square(g))).reduce((a, b) => tf.add(a, b)));
+        const clip = hp.max_grad_norm > 0 ? tf.minimum(one, tf.div(tf.scalar(hp.max_grad_norm), tf.add(norm, tf.scalar(1e-6)))) : null;
+        const b1 = tf.scalar(hp.adam_beta1);
+        const b2 = tf.scalar(hp.adam_beta2);
+        const c1 = tf.scalar(1 - hp.adam_beta1);
+        const c2 = tf.scalar(1 - hp.adam_beta2);
+        const lr = tf.scalar(stepSize);
+        const bc2 = tf.scalar(bc2Sqrt);
+        const eps = tf.scalar(hp.adam_epsilon);
+        const decay = hp.weight_decay ? tf.scalar(1 - hp.learning_rate * hp.weight_decay) : null;
+        const p: TfTensor[] = [];
+        const m: TfTensor[] = [];
+        const v: TfTensor[] = [];
+        grads.forEach((grad, i) => {
+          const g = clip ? tf.mul(grad, clip) : grad;
+          m.push(tf.add(tf.mul(state.m[i], b1), tf.mul(g, c1)));
+          v.push(tf.add(tf.mul(state.v[i], b2), tf.mul(tf.square(g), c2)));
+          const decayed = decay ? tf.mul(params[i], decay) : params[i];
+          p.push(tf.sub(decayed, tf.mul(tf.div(m[i], tf.add(tf.div(tf.sqrt(v[i]), bc2), eps)), lr)));
+        });
+        return { value, norm, p, m, v };
+      });
+      for (const t of [...params, ...state.m, ...state.v]) t.dispose();
+      params.splice(0, params.length, ...out.p);
+      state.m = out.m;
+      state.v = out.v;
+      // Read after every update was queued: WebGPU's queue is in order, so the readback waits for the whole step.
+      const [loss, gradNorm] = await Promise.all([out.value.data(), out.norm.data()]);
+      const seconds = (performance.now() - t0) / 1000;
+      out.value.dispose();
+      out.norm.dispose();
+      return { seconds, loss: loss[0], gradNorm: gradNorm[0] };
     },
     async gradNorm() {
       const squares = tf.tidy(() => {
@@ -170,7 +238,7 @@ export function tfjsGpt2Runner(tf: TfApi, config: ModelConfig, weights: Map<stri
       return Math.sqrt(sum);
     },
     dispose() {
-      for (const t of [...params, ...constants]) t.dispose();
+      for (const t of [...params, ...constants, ...(adam ? [...adam.m, ...adam.v] : [])]) t.dispose();
     },
   };
 }
