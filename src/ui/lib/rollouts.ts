@@ -21,6 +21,8 @@ export interface Chip {
   weight?: number;
   /** The bias sandbox (judge_bias) changed this verdict: shown on the chip, never hidden. */
   biased?: boolean;
+  /** External grading (judge_external_fraction): the external judge's verdict, or the run judge's kept because the external call failed. */
+  external?: 'graded' | 'failed';
 }
 
 /** One chip per criterion: pass / fail against the threshold (pitfalls pass when not met). */
@@ -33,7 +35,8 @@ export function chipsOf(rollout: RolloutRecord, criteria: readonly CriterionInfo
     const met = r.score >= threshold;
     const verdict: Verdict = c.weight === 0 ? 'tracked' : (c.weight > 0) === met ? 'pass' : 'fail';
     const biased = (r as { biased?: unknown }).biased === true;
-    return { id: c.id, text: c.text, verdict, score: r.score, reason: r.reason, weight: c.weight, ...(biased ? { biased } : {}) };
+    const external = (r as { external?: unknown }).external;
+    return { id: c.id, text: c.text, verdict, score: r.score, reason: r.reason, weight: c.weight, ...(biased ? { biased } : {}), ...(external === 'graded' || external === 'failed' ? { external } : {}) };
   });
 }
 

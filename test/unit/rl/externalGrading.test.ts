@@ -13,6 +13,7 @@ import { metricColumns, metricsToCsv } from '../../../src/share/csv';
 import { decodeShareLink, encodeShareLink } from '../../../src/share/link';
 import { readRunFile, runFileJson } from '../../../src/share/runFile';
 import { exportToTrl } from '../../../src/share/trlExport';
+import { chipsOf } from '../../../src/ui/lib/rollouts';
 
 const rubric = parseRubric({
   name: 'r',
@@ -250,6 +251,9 @@ describe('judge_external_fraction and judge_external', () => {
     expect((file.experiment.config as Record<string, unknown>).judge_external).toEqual(remoteExternal);
     expect(file.metrics[0].external_grading).toEqual(external_grading);
     expect(file.rollouts[0].results[0]).toEqual(rollout.results[0]);
+    // The rollout inspector's chip says whose verdict it is.
+    expect(chipsOf(file.rollouts[0], [{ id: 'polite', text: 'Polite', weight: 1 }], 0.5)[0]).toMatchObject({ verdict: 'fail', external: 'graded' });
+    expect(chipsOf({ ...rollout, results: [{ criterion_id: 'polite', status: 'ok', score: 1, reason: 'self' }] }, [{ id: 'polite', text: 'Polite', weight: 1 }], 0.5)[0].external).toBeUndefined();
     // CSV: the step figures and per-criterion agreement / leniency, the failure text neutralised.
     expect(metricColumns([step])).toEqual(expect.arrayContaining(['external/calls', 'external/failed', 'external/agreement', 'external/leniency', 'external/agreement/polite', 'external/leniency/polite']));
     const csv = metricsToCsv([step]).split('\r\n');
