@@ -22,6 +22,16 @@ export interface CapturedDispatch {
   workgroups: number;
 }
 
+/** Bytes of one buffer of uniform slots (a recording fills as many as its dispatches need). */
+const UNIFORM_CHUNK = 64 * 1024;
+
+/** A buffer of uniform slots being filled: written to the GPU once, when the recording is submitted. */
+interface UniformChunk {
+  buffer: GPUBuffer;
+  data: Uint8Array;
+  used: number;
+}
+
 interface PendingRead {
   staging: GPUBuffer;
   byteLength: number;
@@ -34,6 +44,7 @@ export class Recorder {
   private pass: GPUComputePassEncoder | null = null;
   private readonly reads: PendingRead[] = [];
   private readonly temporaries: GPUBuffer[] = [];
+  private readonly uniformChunks: UniformChunk[] = [];
   private submitted = false;
   private readonly kernels = new Set<KernelPipeline>();
   /** A capture recording's dispatches (kernel and workgroups), for a cost model: none of them ran. */
@@ -61,12 +72,33 @@ export class Recorder {
     return this.loss ? this.loss.race(promise) : promise;
   }
 
-  /** A small uniform buffer holding `data`, returned to the pool after submit. */
-  uniform(data: ArrayBufferView): GPUBuffer {
-    const buffer = this.pool.acquire(data.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'uniform');
-    if (!this.dry) this.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
-    this.temporaries.push(buffer);
-    return buffer;
+  /**
+   * A uniform binding holding `data`: a slot of a pooled buffer of slots that the recording
+   * fills in order and writes to the GPU with one writeBuffer at submit, instead of a buffer and
+   * a writeBuffer per dispatch. A step that records the same dispatches as the one before gets
+   * the same buffers and offsets back, so its bind groups still hit the cache.
+   */
+  uniform(data: ArrayBufferView): Binding {
+    const align = this.device.limits.minUniformBufferOffsetAlignment;
+    // The binding covers the whole slot (at least 256 bytes, as a pooled buffer of its own did).
+    const slot = Math.ceil(Math.max(data.byteLength, 16) / align) * align;
+    if (slot > UNIFORM_CHUNK) {
+      const buffer = this.pool.acquire(data.byteLength, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'uniform');
+      if (!this.dry) this.device.queue.writeBuffer(buffer, 0, data.buffer, data.byteOffset, data.byteLength);
+      this.temporaries.push(buffer);
+      return buffer;
+    }
+    let chunk = this.uniformChunks.at(-1);
+    if (!chunk || chunk.used + slot > UNIFORM_CHUNK) {
+      const buffer = this.pool.acquire(UNIFORM_CHUNK, GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST, 'uniforms');
+      this.temporaries.push(buffer);
+      chunk = { buffer, data: new Uint8Array(UNIFORM_CHUNK), used: 0 };
+      this.uniformChunks.push(chunk);
+    }
+    const offset = chunk.used;
+    chunk.data.set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength), offset);
+    chunk.used += slot;
+    return { buffer: chunk.buffer, offset, size: slot };
   }
 
   /** A storage buffer that lives until this recording is submitted (intermediate results). */
@@ -160,6 +192,8 @@ export class Recorder {
     if (this.dry) throw new Error('a kernel-capture recording cannot be submitted');
     this.endPass();
     this.submitted = true;
+    // Every uniform of the recording, one write per buffer of slots, ahead of the commands.
+    for (const c of this.uniformChunks.splice(0)) this.device.queue.writeBuffer(c.buffer, 0, c.data.buffer, c.data.byteOffset, c.used);
     this.device.pushErrorScope('validation');
     this.device.queue.submit([this.encoder.finish()]);
     this.counters.submits++;
