@@ -24,6 +24,8 @@ export const LESSON_PATH: readonly string[] = [
   'distill-then-rl',
   // Issue 12's rubric lab.
   'rubric-quality',
+  'rubric-evolution',
+  'rubric-evolution-off',
 ];
 
 /** One action per lesson, using only controls the lesson leaves visible. */
@@ -44,6 +46,8 @@ export const TRY_THIS: Readonly<Record<string, string>> = {
   'distill-self-rubric': 'Train 4 steps, then set distillation.beta to 1 (reverse KL) and train 4 more as a new run, reading the divergence of both.',
   'distill-then-rl': 'Train 6 steps, then open "Learn from a teacher" and train 6 steps as a new run: read the two held-out charts side by side.',
   'rubric-quality': 'Open the rubric check under the rubric editor and read its leakage finding; train 4 steps; then press "Measure rubric" on the run in Saved runs and find the saturated criterion and the redundant pair.',
+  'rubric-evolution': 'Train 6 steps, then read the decision in the rubric evolution log and open the rollout inspector on step 4: which answers met the new flaw check? Then set rubric_evolution_window to 1 and train again as a new run.',
+  'rubric-evolution-off': 'Train 6 steps, then press "Run the other variant" for the evolving lesson and read the two held-out charts side by side.',
 };
 
 export interface PathPlace {
