@@ -66,3 +66,15 @@ export class LiveLabels {
     } else this.error = this.library.error;
   }
 }
+
+const shared = new WeakMap<Library, LiveLabels>();
+
+/**
+ * The one LiveLabels of a library: the rollout inspector saves labels through it and the judge
+ * meta-evaluation panel reads the same state, so the panel's agreement follows each new label.
+ */
+export function liveLabelsOf(library: Library): LiveLabels {
+  let live = shared.get(library);
+  if (!live) shared.set(library, (live = new LiveLabels(library)));
+  return live;
+}
