@@ -65,6 +65,8 @@ describe('bias sandbox', () => {
     await page.getByTestId('verbosity-row').first().waitFor({ timeout: 30_000 });
     expect(await page.getByTestId('verbosity-row').count()).toBe(1);
     expect(await page.getByTestId('judge-load-row').allTextContents()).toEqual([expect.stringMatching(/^10/)]);
+    // Nothing labelled in the inspector yet: the agreement section says how to get it.
+    expect(await page.getByTestId('label-agreement-empty').textContent()).toContain('Mark verdicts right or wrong in the rollout inspector to see agreement');
     expect(opened.pageErrors).toEqual([]);
   });
 });
