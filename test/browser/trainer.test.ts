@@ -142,3 +142,75 @@ describe('online rubric evolution (issue 12)', () => {
     console.log(`evolveRareWriter browser case: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   });
 });
+
+describe('black-box teacher (issue 11)', () => {
+  it('stored responses + a loopback fake writer: after step 0 a rubric induced from teacher-vs-student contrasts judges step 1 with provenance; a malformed induction after step 1 is recorded and changes nothing', async () => {
+    const t0 = performance.now();
+    const TEACHER: Record<string, string> = { 'Name a color.': 'Teacher says: cobalt blue.', 'Say hello.': 'Teacher says: hello there.', 'Name an animal.': 'Teacher says: a red fox.' };
+    // The stored-responses file as JSONL text (parsed page-side by the file reader).
+    const responses = Object.entries(TEACHER).map(([prompt, response]) => JSON.stringify({ prompt, response })).join('\n');
+    const QUESTION = 'Does the response name the thing asked for?';
+    const GOOD = { criteria: [{ id: 'names_it', text: 'Names the thing asked for', weight: 2, tier: 'important', judge_question: QUESTION }] };
+    // Writer requests (the generation system prompt): a valid reply first, then prose with no JSON.
+    // Judge requests (only the induced criterion needs one; has_a is a rule): yes, no, yes, …
+    const seen = { writer: [] as string[], judge: [] as string[] };
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (d) => (body += d));
+      req.on('end', () => {
+        const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': '*', 'access-control-allow-methods': 'POST, OPTIONS', connection: 'close' };
+        if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
+        let content: string;
+        if (body.includes('You write grading rubrics')) {
+          seen.writer.push(body);
+          content = seen.writer.length === 1 ? JSON.stringify(GOOD) : 'Sure, here are some criteria for you.';
+        } else {
+          seen.judge.push(body);
+          content = seen.judge.length % 2 === 1 ? 'yes' : 'no';
+        }
+        res.writeHead(200, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
+      const r = await harness.runModule(CASES, 'blackBoxStored', { url, responses });
+      expect(r.status).toBe('finished');
+      const [first, second] = r.steps;
+      // Step 0: judged with the base rubric; the induction after it makes a new version from the stored teacher.
+      expect(r.judged[0].version).toBe(r.start);
+      expect(Object.keys(first.passRates)).toEqual(['has_a']);
+      expect(first.event).toMatchObject({ step: 0, outcome: 'induced', rubric: ['has_a', 'names_it'] });
+      const v1 = first.event.version;
+      expect(v1).toMatch(/^[0-9a-f]{64}$/);
+      expect(v1).not.toBe(r.start);
+      const prov = first.event.provenance;
+      expect(prov).toMatchObject({ kind: 'teacher_contrast', teacher: 'stored responses (3 for 3 prompts)', base_version: r.start, criteria: ['names_it'], step: 0 });
+      expect(prov.prompts).toHaveLength(1);
+      // The writer was shown that prompt's stored teacher answer (the good side of the contrast).
+      expect(seen.writer[0]).toContain(TEACHER[prov.prompts[0]]);
+      // Step 1: judged with the induced version; the fake's yes/no scored the induced criterion.
+      expect(r.judged[1].version).toBe(v1);
+      expect(Object.keys(second.passRates)).toEqual(['has_a', 'names_it']);
+      expect(second.passRates.names_it).toBe(0.5);
+      expect(r.judged[0].ids).toEqual(['has_a']);
+      expect(r.judged[0].scores.every((s: number[]) => s.length === 1)).toBe(true);
+      expect(r.judged[1].ids).toEqual(['has_a', 'names_it']);
+      expect(r.judged[1].scores.map((s: number[]) => s[1])).toEqual([1, 0]);
+      expect(seen.judge).toHaveLength(2);
+      expect(seen.judge.every((b) => b.includes(QUESTION))).toBe(true);
+      // After step 1 (induce_every 1): the malformed reply is a recorded failure; the induced version stays.
+      expect(second.event).toMatchObject({ step: 1, outcome: 'failed', version: null, provenance: null });
+      expect(second.event.error).toContain('the reply has no JSON object');
+      expect(second.event.error).toContain('the rubric was not changed');
+      expect(seen.writer).toHaveLength(2);
+      expect(r.final).toBe(v1);
+      expect(r.finalIds).toEqual(['has_a', 'names_it']);
+      expect(r.checkpointVersion).toBe(v1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+    console.log(`blackBoxStored browser case: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  });
+});

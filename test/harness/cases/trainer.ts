@@ -189,3 +189,56 @@ export async function evolveRareWriter(rt: GpuRuntime, input: { url: string }) {
     lineage: rubricLineage(start, metrics.map((m) => m.rubric_evolution)),
   };
 }
+
+/**
+ * The black-box teacher (issue 11, ROPD) from a stored-responses file: the JSONL text goes through
+ * the file parser into distillation.teacher_responses; the rubric writer and the judge are the
+ * test's loopback OpenAI-compatible fake (url). One prompt per step (one group of two). After step
+ * 0 the fake writes a valid criterion → a new version (provenance: the stored teacher, the base
+ * version) that judges step 1; after step 1 (induce_every 1) it writes a malformed reply → a
+ * recorded failure, the induced version stays. Returns each step's version, pass-rate ids and event.
+ */
+export async function blackBoxStored(rt: GpuRuntime, input: { url: string; responses: string }) {
+  const { parseTeacherResponses } = await import('../../../src/rl/distill/teacherResponses');
+  const experiment = {
+    ...EXPERIMENT,
+    judge: { kind: 'remote', url: input.url, model: 'writer-model', concurrency: 1, max_attempts: 1 },
+    config: {
+      ...EXPERIMENT.config,
+      num_generations: 2,
+      generation_batch_size: 2,
+      max_completion_length: 3,
+      max_steps: 2,
+      save_steps: 0,
+      distillation: { teacher: 'black_box', mode: 'mixed', teacher_responses: parseTeacherResponses(input.responses), induce_every: 1, induce_max_criteria: 2 },
+    },
+  };
+  const ctx = await buildGrpoContext(rt, experiment, await fetchModelFiles(experiment.model));
+  const start = ctx.rubricVersion;
+  const metrics: StepMetrics[] = [];
+  // Per step: the rubric version and ids at judging time, each rollout's scores in that order.
+  const judged: { version: string; ids: string[]; scores: (number | null)[][] }[] = [];
+  const trainer = new GrpoTrainer(ctx, {
+    prompts: experiment.prompts,
+    onEvent: (e) => {
+      if (e.type === 'step') metrics.push(e.metrics);
+      if (e.type === 'stage' && e.stage === 'judged') judged.push({ version: ctx.rubricVersion, ids: ctx.rubric.criteria.map((c) => c.id), scores: e.rollouts.map((r) => [...r.scores]) });
+    },
+  });
+  await trainer.start();
+  const state = JSON.parse((await trainer.checkpoint())['trainer_state.json']);
+  ctx.model.params.destroy();
+  return {
+    start,
+    status: trainer.status,
+    final: ctx.rubricVersion,
+    finalIds: ctx.rubric.criteria.map((c) => c.id),
+    judged,
+    steps: metrics.map((m) => ({
+      step: m.step,
+      passRates: m.rewards.criterion_pass_rate,
+      event: m.teacher_rubric ? { ...m.teacher_rubric, rubric: m.teacher_rubric.rubric?.criteria.map((c) => c.id) ?? null } : null,
+    })),
+    checkpointVersion: state.induced_rubric?.version ?? null,
+  };
+}
