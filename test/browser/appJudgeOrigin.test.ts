@@ -58,8 +58,12 @@ afterAll(async () => {
   }
 });
 
-/** The link's experiment: tiny model and settings, one judge question, judge at server B. */
-function linkWithJudgeAt(url: string): string {
+/**
+ * The link's experiment: tiny model and settings, one judge question, judge at server B. `config`
+ * overrides settings: a case that opens a link after another case's must differ from it, or the
+ * page's hash does not change and no link is read.
+ */
+function linkWithJudgeAt(url: string, config: Record<string, unknown> = {}): string {
   const rubric = FIRST_VISIT.experiment.rubric as { name: string; criteria: unknown[] };
   return encodeShareLink({
     experiment: {
@@ -67,7 +71,7 @@ function linkWithJudgeAt(url: string): string {
       model: '/test/fixtures/tiny-byte-gpt2/',
       rubric: { ...rubric, criteria: [...rubric.criteria, { id: 'polite', text: 'Is polite', weight: 1, tier: 'important', judge_question: 'Is the answer polite?' }] },
       judge: { kind: 'remote', url, model: 'judge-model' },
-      config: { ...FIRST_VISIT.experiment.config, num_generations: 2, generation_batch_size: 2, max_completion_length: 2, max_steps: 1 },
+      config: { ...FIRST_VISIT.experiment.config, num_generations: 2, generation_batch_size: 2, max_completion_length: 2, max_steps: 1, ...config },
     } as typeof FIRST_VISIT.experiment,
   });
 }
@@ -143,7 +147,7 @@ describe('the remote judge key follows its origin, not the URL', () => {
     // judge question), its remote judge kept off; the policy judges itself, and all of each step's
     // groups (fraction 1) also go to judge server A, with a key typed for A.
     const urlA = `${a.origin}/v1/chat/completions`;
-    await page.evaluate((hash) => (location.hash = hash), linkWithJudgeAt(`${b.origin}/v1/chat/completions`));
+    await page.evaluate((hash) => (location.hash = hash), linkWithJudgeAt(`${b.origin}/v1/chat/completions`, { seed: 7 }));
     await page.getByTestId('judge-consent-keep-off').click();
     const before = posts(a.seen).length;
     const seenByB = posts(b.seen).length;
