@@ -71,7 +71,7 @@ try {
   console.log(`step: ${generations} completions of up to ${completion} tokens, ${r.promptTokens}-token prompts, micro-batches of ${config.per_device_train_batch_size}`);
   r.steps.forEach((s, i) =>
     console.log(
-      `  step ${i}: ${s.step_seconds.toFixed(2)} s, sampling ${s.sampling_tokens_per_second.toFixed(1)} tokens/s, training ${s.training_tokens_per_second.toFixed(1)} tokens/s, judge ${s.judge_seconds.toFixed(2)} s, ${s.update_submits} update submits\n` +
+      `  step ${i}: ${s.step_seconds.toFixed(2)} s (sampling ${s.sampling_seconds.toFixed(2)} s, judge ${s.judge_seconds.toFixed(2)} s, update ${s.update_seconds.toFixed(2)} s), sampling ${s.sampling_tokens_per_second.toFixed(1)} tokens/s, training ${s.training_tokens_per_second.toFixed(1)} tokens/s, ${s.update_submits} update submits\n` +
         `    engine: ${s.submits} submits, ${s.dispatches} dispatches, bind groups ${s.bind_groups_created} created / ${s.bind_groups_reused} reused, ` +
         `pipelines ${s.pipelines_created} compiled on demand, ${s.buffers_created} buffers created`,
     ),

@@ -79,6 +79,8 @@ export async function run(rt: GpuRuntime, req: GrpoBenchRequest) {
       update_submits: m.update_submits,
       completion_tokens: m.completions.mean_length * r.rollouts.length,
       judge_seconds: m.judge_seconds,
+      sampling_seconds: m.sampling_seconds ?? 0,
+      update_seconds: m.update_seconds ?? 0,
       submits: c.submits,
       dispatches: c.dispatches,
       bind_groups_created: c.bindGroupsCreated,

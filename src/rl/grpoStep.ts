@@ -148,6 +148,9 @@ export interface StepMetrics extends UpdateScalarMetrics {
   sampling_tokens_per_second: number;
   training_tokens_per_second: number;
   judge_seconds: number;
+  /** The step's time split with judge_seconds: sampling (exploration's extra rounds included) and the update passes (absent in older runs). */
+  sampling_seconds?: number;
+  update_seconds?: number;
   step_seconds: number;
   /** Queue submissions of the update iterations (goal: one per iteration). */
   update_submits: number;
@@ -212,6 +215,7 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     ? await sampleRollouts(ctx, step, prompts, { signal: hooks.signal, drawPrompts: hooks.drawPrompts, onProgress: progress })
     : await teacherSamples(ctx, step, prompts, { onProgress: progress });
   const { rollouts } = sampled;
+  const samplingSeconds = (performance.now() - t0) / 1000;
   await hooks.onStage?.('sampled', rollouts);
   checkAbort(hooks.signal);
 
@@ -409,6 +413,8 @@ export async function grpoStep(ctx: GrpoContext, step: number, prompts: readonly
     sampling_tokens_per_second: sampled.tokensPerSecond,
     training_tokens_per_second: (rows * cfg.num_iterations) / updateSeconds,
     judge_seconds: judgeSeconds,
+    sampling_seconds: samplingSeconds,
+    update_seconds: updateSeconds,
     step_seconds: (performance.now() - t0) / 1000,
     update_submits: rt.counters.submits - submitsBefore,
     judge_failures: pure ? undefined : judgeFailureMetrics(rollouts, cfg.max_unscorable_fraction),

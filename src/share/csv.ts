@@ -57,6 +57,8 @@ const STEP_FIELDS: { [K in Exclude<keyof StepMetrics, 'step' | 'rewards' | 'held
   sampling_tokens_per_second: true,
   training_tokens_per_second: true,
   judge_seconds: true,
+  sampling_seconds: true,
+  update_seconds: true,
   step_seconds: true,
   update_submits: true,
   unexplored_criteria: true,

@@ -140,6 +140,8 @@ const stepMetricsSchema: z.ZodType<StepMetrics> = z.strictObject({
   sampling_tokens_per_second: num,
   training_tokens_per_second: num,
   judge_seconds: num,
+  sampling_seconds: num.optional(),
+  update_seconds: num.optional(),
   step_seconds: num,
   update_submits: count,
   unexplored_criteria: count.optional(),

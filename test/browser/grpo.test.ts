@@ -42,6 +42,11 @@ describe('grpoStep', () => {
     expect(m.frac_reward_zero_std).toBeGreaterThanOrEqual(0);
     expect(m.kl).toBeNull();
     expect(m.held_out).toBeNull();
+    // The time split (bench/grpo.mjs prints it): sampling, judging and the update are parts of the step.
+    for (const part of [m.sampling_seconds, m.judge_seconds, m.update_seconds]) expect(part).toBeGreaterThanOrEqual(0);
+    expect(m.sampling_seconds).toBeGreaterThan(0);
+    expect(m.update_seconds).toBeGreaterThan(0);
+    expect(m.sampling_seconds + m.judge_seconds + m.update_seconds).toBeLessThanOrEqual(m.step_seconds);
   });
 
   it('scores a held-out rubric on the same rollouts without training on it', async () => {
