@@ -9,7 +9,7 @@
 // binding per tensor: it replaces TENSORS and the two marked lines below (declarations and
 // switch cases, `#` standing for the tensor's number) for each group size it uses.
 
-const WG: u32 = 256u;
+const WG: u32 = 64u;
 const TENSORS: u32 = 2u;
 const ABS_MASK: u32 = 0x7fffffffu;
 const INF_BITS: u32 = 0x7f800000u;
@@ -48,19 +48,20 @@ fn is_inf_bits(u: u32) -> bool {
   return (u & ABS_MASK) == INF_BITS;
 }
 
-// grad_norm.wgsl's reduce: the same tree. Must be called in uniform control flow.
+// grad_norm.wgsl's reduce: the same order. Must be called in uniform control flow.
 fn reduce(tid: u32, sum: f32, a: u32, b: u32) {
   wg_sum[tid] = sum;
   wg_a[tid] = a;
   wg_b[tid] = b;
   workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (tid < stride) {
-      wg_sum[tid] += wg_sum[tid + stride];
-      wg_a[tid] += wg_a[tid + stride];
-      wg_b[tid] += wg_b[tid + stride];
+  // Thread 0 adds the WG values in order: one barrier instead of a tree of log2(WG), which a
+  // software adapter pays for as a context switch of every thread of the workgroup.
+  if (tid == 0u) {
+    for (var k = 1u; k < WG; k++) {
+      wg_sum[0] += wg_sum[k];
+      wg_a[0] += wg_a[k];
+      wg_b[0] += wg_b[k];
     }
-    workgroupBarrier();
   }
 }
 

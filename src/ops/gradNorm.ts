@@ -8,9 +8,10 @@ import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import { expandMultiTensor, tensorGroups } from './multiTensor';
 
-const WORKGROUP = 256;
-/** Elements per thread a partial-sum workgroup covers before another workgroup is added. */
-const ITEMS_PER_THREAD = 8;
+/** Threads of a partial-sum workgroup (the shaders' WG): few, since each barrier costs a software adapter a switch of every thread. */
+const WORKGROUP = 64;
+/** Elements per thread a partial-sum workgroup covers before another workgroup is added (2048 a workgroup). */
+const ITEMS_PER_THREAD = 32;
 /** Most workgroups (partials) per tensor; past that, threads stride further. */
 const MAX_PARTIALS = 256;
 
