@@ -4,8 +4,6 @@
 // sends B nothing (and no key). Only after the visitor confirms B and types a key for it does B
 // get requests, each carrying B's key alone, never A's. Two real OpenAI-compatible stand-ins on
 // 127.0.0.1 record every request's Authorization header.
-import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,49 +11,23 @@ import type { OpenedPage } from '../../scripts/lib/browser.mjs';
 import { encodeShareLink } from '../../src/share/link';
 import { FIRST_VISIT } from '../../src/share/presets';
 import { openApp, SHOTS } from '../helpers/appPage';
+import { fakeOpenAi, type FakeOpenAi, type SeenRequest } from '../helpers/fakeOpenAi';
 
 const KEY_A = 'sk-a-3Fq8-ENTERED-FOR-A-ONLY';
 const KEY_B = 'sk-b-9Lm2-ENTERED-FOR-B';
 
-interface Seen {
-  method: string;
-  authorization: string | undefined;
-  body: string;
-}
-
-/** A loopback stand-in of an OpenAI-compatible endpoint that answers "yes" (with CORS, like a hosted API). */
-async function fakeJudge(): Promise<{ server: Server; origin: string; seen: Seen[] }> {
-  const seen: Seen[] = [];
-  const server = createServer((req: IncomingMessage, res) => {
-    let body = '';
-    req.on('data', (d) => (body += d));
-    req.on('end', () => {
-      seen.push({ method: req.method ?? '', authorization: req.headers.authorization, body });
-      const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': '*', 'access-control-allow-methods': 'POST, OPTIONS', connection: 'close' };
-      if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
-      res.writeHead(200, { ...cors, 'content-type': 'application/json' });
-      res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content: 'yes' } }] }));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
-}
-
-let a: Awaited<ReturnType<typeof fakeJudge>>;
-let b: Awaited<ReturnType<typeof fakeJudge>>;
+let a: FakeOpenAi;
+let b: FakeOpenAi;
 let opened: OpenedPage;
 let page: Page;
 
 beforeAll(async () => {
-  [a, b] = await Promise.all([fakeJudge(), fakeJudge()]);
+  [a, b] = await Promise.all([fakeOpenAi(), fakeOpenAi()]); // each answers "yes"
   ({ opened, page } = await openApp('/'));
 });
 afterAll(async () => {
   await opened?.close();
-  for (const s of [a, b]) {
-    s?.server.closeAllConnections();
-    await new Promise((resolve) => s?.server.close(resolve));
-  }
+  for (const s of [a, b]) await s?.close();
 });
 
 /**
@@ -84,8 +56,8 @@ async function trainOneStep(runs: number) {
   await page.locator('[data-testid=run-row].current [data-testid=run-steps]').filter({ hasText: '1' }).waitFor({ timeout: 10_000 });
 }
 
-const posts = (seen: Seen[]) => seen.filter((s) => s.method === 'POST');
-const everything = (seen: Seen[]) => JSON.stringify(seen);
+const posts = (seen: SeenRequest[]) => seen.filter((s) => s.method === 'POST');
+const everything = (seen: SeenRequest[]) => JSON.stringify(seen);
 
 describe('the remote judge key follows its origin, not the URL', () => {
   it('a link naming another judge opens with it off, sends it no key, and after consent only its own key', async () => {

@@ -1,8 +1,7 @@
 // The GRPO loop's controls (the worker exposes the same methods to the UI).
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
+import { fakeOpenAi } from '../helpers/fakeOpenAi';
 
 let harness: Harness;
 beforeAll(async () => {
@@ -94,24 +93,13 @@ describe('online rubric evolution (issue 12)', () => {
     const seen = { writer: [] as string[], judge: 0 };
     const BAD = { criteria: [{ id: 'rambles', text: 'Rambles on', weight: 1, tier: 'important', judge_question: 'Does the response ramble?' }] };
     const GOOD = { criteria: [{ id: 'garbled', text: 'Is garbled', weight: -1, tier: 'important', judge_question: 'Is the response garbled?' }] };
-    const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (d) => (body += d));
-      req.on('end', () => {
-        const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': '*', 'access-control-allow-methods': 'POST, OPTIONS', connection: 'close' };
-        if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
-        let content: string;
-        if (body.includes('You write grading rubrics')) {
-          seen.writer.push(body);
-          content = JSON.stringify(seen.writer.length === 1 ? BAD : GOOD);
-        } else content = seen.judge++ % 2 === 0 ? 'yes' : 'no';
-        res.writeHead(200, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
-      });
+    const server = await fakeOpenAi((body) => {
+      if (!body.includes('You write grading rubrics')) return seen.judge++ % 2 === 0 ? 'yes' : 'no';
+      seen.writer.push(body);
+      return JSON.stringify(seen.writer.length === 1 ? BAD : GOOD);
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
-      const r = await harness.runModule(CASES, 'evolveRareWriter', { url });
+      const r = await harness.runModule(CASES, 'evolveRareWriter', { url: server.url });
       expect(r.status).toBe('finished');
       const [first, second] = r.events;
       // After step 1: the malformed proposal is refused with the parser's reason; the rubric stays.
@@ -136,8 +124,7 @@ describe('online rubric evolution (issue 12)', () => {
       expect(seen.writer[1]).toContain('At most 100000 characters');
       expect(seen.judge).toBe(4);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
     console.log(`evolveRareWriter browser case: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   });
@@ -154,27 +141,16 @@ describe('black-box teacher (issue 11)', () => {
     // Writer requests (the generation system prompt): a valid reply first, then prose with no JSON.
     // Judge requests (only the induced criterion needs one; has_a is a rule): yes, no, yes, …
     const seen = { writer: [] as string[], judge: [] as string[] };
-    const server = createServer((req, res) => {
-      let body = '';
-      req.on('data', (d) => (body += d));
-      req.on('end', () => {
-        const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': '*', 'access-control-allow-methods': 'POST, OPTIONS', connection: 'close' };
-        if (req.method === 'OPTIONS') return void res.writeHead(204, cors).end();
-        let content: string;
-        if (body.includes('You write grading rubrics')) {
-          seen.writer.push(body);
-          content = seen.writer.length === 1 ? JSON.stringify(GOOD) : 'Sure, here are some criteria for you.';
-        } else {
-          seen.judge.push(body);
-          content = seen.judge.length % 2 === 1 ? 'yes' : 'no';
-        }
-        res.writeHead(200, { ...cors, 'content-type': 'application/json' }).end(JSON.stringify({ choices: [{ message: { role: 'assistant', content } }] }));
-      });
+    const server = await fakeOpenAi((body) => {
+      if (body.includes('You write grading rubrics')) {
+        seen.writer.push(body);
+        return seen.writer.length === 1 ? JSON.stringify(GOOD) : 'Sure, here are some criteria for you.';
+      }
+      seen.judge.push(body);
+      return seen.judge.length % 2 === 1 ? 'yes' : 'no';
     });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`;
-      const r = await harness.runModule(CASES, 'blackBoxStored', { url, responses });
+      const r = await harness.runModule(CASES, 'blackBoxStored', { url: server.url, responses });
       expect(r.status).toBe('finished');
       const [first, second] = r.steps;
       // Step 0: judged with the base rubric; the induction after it makes a new version from the stored teacher.
@@ -208,8 +184,7 @@ describe('black-box teacher (issue 11)', () => {
       expect(r.finalIds).toEqual(['has_a', 'names_it']);
       expect(r.checkpointVersion).toBe(v1);
     } finally {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await server.close();
     }
     console.log(`blackBoxStored browser case: ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   });
