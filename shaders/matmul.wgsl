@@ -23,6 +23,17 @@
 //   instead a workgroup owns 8 or 16 columns, its 64 threads split K, and partial sums
 //   meet in workgroup memory. Each B element (the weight matrix) is read once, coalesced.
 // - column_sum: out[j] = alpha * sum_i X[i, j] + beta * out[j] (a bias gradient).
+// - tiled_fused / tiled_vec4_fused / small_m_fused: the same products with one more binding,
+//   `extra` (5), and what the override constants EPILOGUE and SUM_K ask of it (one dispatch
+//   instead of two or three; separate entry points, so the plain kernels bind nothing more):
+//     EPILOGUE 1 residual:       C = (product as above) + extra          (extra laid out like C)
+//     EPILOGUE 2 gelu:           C = product; extra = gelu(C)            (pre-activation and activation)
+//     EPILOGUE 3 gelu_backward:  C = product * gelu'(extra)              (extra: the pre-activation)
+//     SUM_K 1: extra[j] = alpha * sum_k op(B)[k, j] + beta * extra[j]    (j < n: dW = X^T dY's bias grad)
+//     SUM_K 2: extra[i] = alpha * sum_k op(A)[i, k] + beta * extra[i]    (i < m: dW = dY^T X's bias grad)
+//   The sums come from the tiles the product stages anyway: the workgroups of the first row
+//   tile (SUM_K 1) or column tile (SUM_K 2) add them up, one thread per tile column (row).
+//   extra is indexed like C from its binding's start; SUM_K needs batch 1 and the tiled kernels.
 
 const WG: u32 = 256u;      // column_sum
 const SMALL_WG: u32 = 64u; // small_m
@@ -35,6 +46,10 @@ const SMALL_ROWS: u32 = 8u;
 
 override TRANS_A: bool = false;
 override TRANS_B: bool = false;
+// Fused entry points only (see the header): 0 none, 1 residual, 2 gelu, 3 gelu_backward.
+override EPILOGUE: u32 = 0u;
+// Fused entry points only: 0 none, 1 sum op(B) over k (columns), 2 sum op(A) over k (rows).
+override SUM_K: u32 = 0u;
 
 struct Params {
   m: u32,
@@ -296,6 +311,211 @@ fn small_m(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
     if (params.read_c == 1u) { v += params.beta * c[index]; }
     if (params.has_bias == 1u) { v += bias[out_col]; }
     c[index] = v;
+  }
+}
+
+// ---- Fused variants (EPILOGUE, SUM_K): the plain kernels' code, plus `extra`. ----
+
+@group(0) @binding(5) var<storage, read_write> extra: array<f32>;
+
+const SQRT_2_OVER_PI: f32 = 0.7978845608028654;
+const GELU_C: f32 = 0.044715;
+
+// GELU (tanh approximation, gelu_new) and its derivative exactly as shaders/activation.wgsl
+// computes them (same sigmoid forms, clamps and non-finite rules), so a fused epilogue gives
+// the same bits as the separate activation dispatch it replaces.
+fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
+fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }
+fn nan_from(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | 0x7fc00000u); }
+fn sigmoid_e(z: f32) -> vec2<f32> {
+  let e = exp(-max(z, -80.0));
+  return vec2<f32>(1.0 / (1.0 + e), e);
+}
+fn gelu_two_u(x_in: f32) -> f32 {
+  let v = clamp(x_in, -20.0, 20.0);
+  return 2.0 * SQRT_2_OVER_PI * (v + GELU_C * v * v * v);
+}
+fn gelu(v: f32) -> f32 {
+  let nan_forward = is_nan(v) || bitcast<u32>(v) == 0xff800000u;
+  return select(max(v, -20.0) * sigmoid_e(gelu_two_u(v)).x, nan_from(v), nan_forward);
+}
+/** gelu'(v), NaN for non-finite v. */
+fn gelu_grad(v: f32) -> f32 {
+  let sg = sigmoid_e(gelu_two_u(v));
+  let ds = sg.y * sg.x * sg.x;
+  let vc = clamp(v, -20.0, 20.0);
+  let du = SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_C * vc * vc);
+  return select(sg.x + 2.0 * vc * ds * du, nan_from(v), !is_finite(v));
+}
+
+/** Writes C[index] = v (alpha, beta and bias already applied) through the epilogue. */
+fn store_fused(index: u32, v: f32) {
+  if (EPILOGUE == 1u) {
+    c[index] = v + extra[index];
+  } else if (EPILOGUE == 2u) {
+    c[index] = v;
+    extra[index] = gelu(v);
+  } else if (EPILOGUE == 3u) {
+    c[index] = v * gelu_grad(extra[index]);
+  } else {
+    c[index] = v;
+  }
+}
+
+/** store_fused for 4 adjacent columns; C is written as one vec4, extra element by element. */
+fn store_fused4(slot: u32, v: vec4<f32>) {
+  let i = slot * 4u;
+  if (EPILOGUE == 1u) {
+    c4[slot] = v + vec4<f32>(extra[i], extra[i + 1u], extra[i + 2u], extra[i + 3u]);
+  } else if (EPILOGUE == 2u) {
+    c4[slot] = v;
+    for (var j = 0u; j < 4u; j++) { extra[i + j] = gelu(v[j]); }
+  } else if (EPILOGUE == 3u) {
+    let g = vec4<f32>(gelu_grad(extra[i]), gelu_grad(extra[i + 1u]), gelu_grad(extra[i + 2u]), gelu_grad(extra[i + 3u]));
+    c4[slot] = v * g;
+  } else {
+    c4[slot] = v;
+  }
+}
+
+// SUM_K: thread tid's running sum of tile column (SUM_K 1) or row (SUM_K 2) tid (TILE_WG = TILE).
+var<private> k_sum: f32;
+
+/** Adds the staged tiles' share of the k-sums, in the workgroups that own them. */
+fn sum_tiles(wid: vec3<u32>, tid: u32) {
+  if (SUM_K == 1u && wid.y == 0u) {
+    for (var kk = 0u; kk < TK; kk++) { k_sum += tile_b[kk * TILE4 + tid / 4u][tid % 4u]; }
+  } else if (SUM_K == 2u && wid.x == 0u) {
+    for (var kk = 0u; kk < TK; kk++) { k_sum += tile_a[kk * TILE4 + tid / 4u][tid % 4u]; }
+  }
+}
+
+/** Writes the k-sums (alpha, beta as the product's). */
+fn store_sum(wid: vec3<u32>, tid: u32) {
+  var j: u32;
+  var len: u32;
+  if (SUM_K == 1u) {
+    if (wid.y != 0u) { return; }
+    j = wid.x * TILE + tid;
+    len = params.n;
+  } else {
+    if (wid.x != 0u) { return; }
+    j = wid.y * TILE + tid;
+    len = params.m;
+  }
+  if (j >= len) { return; }
+  var v = params.alpha * k_sum;
+  if (params.read_c == 1u) { v += params.beta * extra[j]; }
+  extra[j] = v;
+}
+
+@compute @workgroup_size(8, 8)
+fn tiled_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+               @builtin(local_invocation_index) tid: u32) {
+  let row0 = wid.y * TILE;
+  let col0 = wid.x * TILE;
+  var acc: Block;
+  for (var k0 = 0u; k0 < params.k; k0 += TK) {
+    load_tiles(k0, row0, col0, wid.z * params.stride_a, wid.z * params.stride_b, tid);
+    workgroupBarrier();
+    accumulate_tiles(&acc, lid.x, lid.y);
+    sum_tiles(wid, tid);
+    workgroupBarrier();
+  }
+  if (SUM_K != 0u) { store_sum(wid, tid); }
+  let base_c = wid.z * params.stride_c;
+  for (var h = 0u; h < 2u; h++) {
+    for (var i = 0u; i < 4u; i++) {
+      let row = row0 + block_offset(h, lid.y, i);
+      if (row >= params.m) { break; }
+      for (var g = 0u; g < 2u; g++) {
+        let v4 = acc[(h * 4u + i) * 2u + g];
+        for (var j = 0u; j < 4u; j++) {
+          let col = col0 + block_offset(g, lid.x, j);
+          if (col >= params.n) { break; }
+          let index = base_c + row * params.ldc + col;
+          var v = params.alpha * v4[j];
+          if (params.read_c == 1u) { v += params.beta * c[index]; }
+          if (params.has_bias == 1u) { v += bias[col]; }
+          store_fused(index, v);
+        }
+      }
+    }
+  }
+}
+
+@compute @workgroup_size(8, 8)
+fn tiled_vec4_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
+                    @builtin(local_invocation_index) tid: u32) {
+  let row0 = wid.y * TILE;
+  let col0 = wid.x * TILE;
+  var acc: Block;
+  for (var k0 = 0u; k0 < params.k; k0 += TK) {
+    load_tiles_vec4(k0, row0, col0, wid.z * params.stride_a, wid.z * params.stride_b, tid);
+    workgroupBarrier();
+    accumulate_tiles(&acc, lid.x, lid.y);
+    sum_tiles(wid, tid);
+    workgroupBarrier();
+  }
+  if (SUM_K != 0u) { store_sum(wid, tid); }
+  let base_c = wid.z * params.stride_c;
+  for (var h = 0u; h < 2u; h++) {
+    for (var i = 0u; i < 4u; i++) {
+      let row = row0 + block_offset(h, lid.y, i);
+      if (row >= params.m) { break; }
+      for (var g = 0u; g < 2u; g++) {
+        let col = col0 + block_offset(g, lid.x, 0u);
+        if (col >= params.n) { break; }
+        let slot = (base_c + row * params.ldc + col) / 4u;
+        var v = params.alpha * acc[(h * 4u + i) * 2u + g];
+        if (params.read_c == 1u) { v += params.beta * c4[slot]; }
+        if (params.has_bias == 1u) { v += bias4[col / 4u]; }
+        store_fused4(slot, v);
+      }
+    }
+  }
+}
+
+/** small_m with an epilogue (SUM_K is served by the tiled kernels). */
+@compute @workgroup_size(SMALL_WG)
+fn small_m_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let cols = select(16u, 8u, TRANS_B);
+  let lanes = SMALL_WG / cols;
+  var c_local: u32;
+  var lane: u32;
+  if (TRANS_B) { lane = tid % lanes; c_local = tid / lanes; } else { c_local = tid % cols; lane = tid / cols; }
+  let col0 = wid.x * cols;
+  let col = col0 + c_local;
+  let base_a = wid.z * params.stride_a;
+  let base_b = wid.z * params.stride_b;
+  var acc: array<f32, SMALL_ROWS>;
+  if (col < params.n) {
+    for (var kk = lane; kk < params.k; kk += lanes) {
+      let bv = b[base_b + select(kk * params.ldb + col, col * params.ldb + kk, TRANS_B)];
+      for (var r = 0u; r < SMALL_ROWS; r++) {
+        if (r < params.m) {
+          acc[r] += a[base_a + select(r * params.lda + kk, kk * params.lda + r, TRANS_A)] * bv;
+        }
+      }
+    }
+  }
+  for (var r = 0u; r < SMALL_ROWS; r++) { partial[r * SMALL_WG + tid] = acc[r]; }
+  workgroupBarrier();
+  for (var o = tid; o < params.m * cols; o += SMALL_WG) {
+    let r = o / cols;
+    let out_local = o % cols;
+    let out_col = col0 + out_local;
+    if (out_col >= params.n) { continue; }
+    var s = 0.0;
+    for (var l = 0u; l < lanes; l++) {
+      let t = select(l * cols + out_local, out_local * lanes + l, TRANS_B);
+      s += partial[r * SMALL_WG + t];
+    }
+    let index = wid.z * params.stride_c + r * params.ldc + out_col;
+    var v = params.alpha * s;
+    if (params.read_c == 1u) { v += params.beta * c[index]; }
+    if (params.has_bias == 1u) { v += bias[out_col]; }
+    store_fused(index, v);
   }
 }
 

@@ -2,7 +2,7 @@
 // 'in_out' (GPT-2 Conv1D, y = x W, W [in, out]) and 'out_in' (Linear, y = x Wᵀ, W [out, in]).
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
-import { recordColumnSum, recordMatmul } from '../ops/matmul';
+import { recordMatmul } from '../ops/matmul';
 import type { WeightLayout } from './weights';
 
 export interface LinearShape {
@@ -38,7 +38,10 @@ export function linearBackwardInputInto(rt: GpuRuntime, rec: Recorder, dy: GPUBu
   recordMatmul(rt, rec, { a: dy, b: w, c: out }, { m: s.rows, n: s.inDim, k: s.outDim, transB: s.layout === 'in_out', beta: mode === 'add' ? 1 : 0 });
 }
 
-/** dW += the weight gradient, and dBias += column sums of dy. */
+/**
+ * dW += the weight gradient, and dBias += column sums of dy, in one dispatch: the product's
+ * k-sum over dy (op(B) = dy for in_out, op(A) = dyᵀ for out_in) is the bias gradient.
+ */
 export function linearBackwardParams(
   rt: GpuRuntime,
   rec: Recorder,
@@ -49,9 +52,8 @@ export function linearBackwardParams(
   s: LinearShape,
 ): void {
   if (s.layout === 'in_out') {
-    recordMatmul(rt, rec, { a: x, b: dy, c: dW }, { m: s.inDim, n: s.outDim, k: s.rows, transA: true, beta: 1 });
+    recordMatmul(rt, rec, { a: x, b: dy, c: dW, extra: dBias }, { m: s.inDim, n: s.outDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'b' : null });
   } else {
-    recordMatmul(rt, rec, { a: dy, b: x, c: dW }, { m: s.outDim, n: s.inDim, k: s.rows, transA: true, beta: 1 });
+    recordMatmul(rt, rec, { a: dy, b: x, c: dW, extra: dBias }, { m: s.outDim, n: s.inDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'a' : null });
   }
-  if (dBias) recordColumnSum(rt, rec, { x: dy, out: dBias }, { rows: s.rows, cols: s.outDim, beta: 1 });
 }

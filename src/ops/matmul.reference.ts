@@ -1,5 +1,6 @@
 // Float64 reference twin of shaders/matmul.wgsl: the textbook triple loop over the same
 // strided, batched layout, written for clarity; tests compare the WGSL kernels against it.
+import { geluBackwardRef, geluRef } from './activation.reference';
 
 export interface MatmulRefShape {
   m: number;
@@ -86,4 +87,63 @@ export function columnSumRef(
     result[j] = alpha * s + (beta !== 0 && out ? beta * out[j] : 0);
   }
   return result;
+}
+
+export interface MatmulFusedRefShape extends MatmulRefShape {
+  /** As MatmulShape.epilogue: 'residual', 'gelu', 'gelu_backward' (default 'none'). */
+  epilogue?: 'none' | 'residual' | 'gelu' | 'gelu_backward';
+  /** As MatmulShape.sumK: also sum op(B)'s columns ('b') or op(A)'s rows ('a') over k into extra. */
+  sumK?: 'a' | 'b' | null;
+}
+
+/**
+ * The fused products of shaders/matmul.wgsl: the product P = matmulRef(ops, shape), then
+ * - 'residual': C = P + extra; 'gelu': C = P, extra = gelu(P); 'gelu_backward': C = P * gelu'(extra),
+ *   elementwise over the written entries of C (extra laid out like C);
+ * - sumK 'b': extra[j] = alpha * sum_k op(B)[k, j] + beta * extra[j] (j < n); 'a': the rows of op(A).
+ * Returns C and the final extra (GELU in its textbook tanh forms, from activation.reference).
+ */
+export function matmulFusedRef(
+  ops: MatmulRefOperands & { extra?: ArrayLike<number> },
+  shape: MatmulFusedRefShape,
+): { c: Float64Array; extra: Float64Array } {
+  const c = matmulRef(ops, shape);
+  const epilogue = shape.epilogue ?? 'none';
+  const { m, n, k } = shape;
+  const alpha = shape.alpha ?? 1;
+  const beta = shape.beta ?? 0;
+  if (shape.sumK) {
+    const length = shape.sumK === 'a' ? m : n;
+    const transA = shape.transA ?? false;
+    const transB = shape.transB ?? false;
+    const lda = shape.lda ?? (transA ? m : k);
+    const ldb = shape.ldb ?? (transB ? k : n);
+    const extra = new Float64Array(length);
+    for (let j = 0; j < length; j++) {
+      let s = 0;
+      for (let p = 0; p < k; p++) {
+        s += shape.sumK === 'a' ? ops.a[transA ? p * lda + j : j * lda + p] : ops.b[transB ? j * ldb + p : p * ldb + j];
+      }
+      extra[j] = alpha * s + (beta !== 0 && ops.extra ? beta * ops.extra[j] : 0);
+    }
+    return { c, extra };
+  }
+  const extra = new Float64Array(c.length);
+  if (ops.extra) extra.set(Array.from(ops.extra).slice(0, c.length));
+  if (epilogue === 'none') return { c, extra };
+  const batch = shape.batch ?? 1;
+  const ldc = shape.ldc ?? n;
+  const strideC = shape.strideC ?? m * ldc;
+  for (let bt = 0; bt < batch; bt++) {
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        const index = bt * strideC + i * ldc + j;
+        const v = c[index];
+        if (epilogue === 'residual') c[index] = v + extra[index];
+        else if (epilogue === 'gelu') extra[index] = geluRef([v])[0];
+        else c[index] = geluBackwardRef([extra[index]], [v])[0];
+      }
+    }
+  }
+  return { c, extra };
 }

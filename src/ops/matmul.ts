@@ -6,6 +6,10 @@
 //   dX = dY . W          recordMatmul({a: dY, b: W, c: dX}, {m: T, n: in, k: out})
 //   dW += dY^T . X       recordMatmul({a: dY, b: X, c: dW}, {m: out, n: in, k: T, transA: true, beta: 1})
 //   db += sum_rows dY    recordColumnSum({x: dY, out: db}, {rows: T, cols: out, beta: 1})
+// or, fused into the dW product (one dispatch): the k-sum of op(A) = dYᵀ, i.e. the rows of dYᵀ:
+//   dW += dYᵀ . X, db += sum_rows dY   recordMatmul({a: dY, b: X, c: dW, extra: db}, {..., transA: true, beta: 1, sumK: 'a'})
+// Epilogues fold the elementwise op that follows a product into it (shape.epilogue, ops.extra):
+//   residual: C = product + R; gelu: C = product and extra = gelu(C); gelu_backward: C = product * gelu'(X).
 import code from '../../shaders/matmul.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
@@ -20,6 +24,10 @@ const SMALL_COLS = 16;
 const SUM_COLS = 32;
 
 export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m';
+
+/** What a product does with its result before storing it (see shaders/matmul.wgsl). */
+export type MatmulEpilogue = 'none' | 'residual' | 'gelu' | 'gelu_backward';
+const EPILOGUE_CODES: Record<MatmulEpilogue, number> = { none: 0, residual: 1, gelu: 2, gelu_backward: 3 };
 
 const GEMM_BINDINGS: readonly BindingKind[] = ['uniform', 'read-only-storage', 'read-only-storage', 'read-only-storage', 'storage'];
 
@@ -38,6 +46,28 @@ for (const entryPoint of ['tiled', 'tiled_vec4', 'small_m'] as const) {
     }
   }
 }
+/**
+ * Fused variants (one more binding, `extra`): made on first use, one spec per (entry point,
+ * transA, transB, epilogue, k-sum), so a run compiles only the few it dispatches.
+ */
+const FUSED_BINDINGS: readonly BindingKind[] = [...GEMM_BINDINGS, 'storage'];
+const FUSED_SPECS = new Map<string, KernelSpec>();
+function fusedSpec(kernel: MatmulKernel, transA: boolean, transB: boolean, epilogue: MatmulEpilogue, sumK: 'a' | 'b' | null): KernelSpec {
+  const key = `${specKey(kernel, transA, transB)}:${epilogue}:${sumK ?? '-'}`;
+  let spec = FUSED_SPECS.get(key);
+  if (!spec) {
+    spec = {
+      name: 'matmul',
+      code,
+      entryPoint: `${kernel}_fused`,
+      bindings: FUSED_BINDINGS,
+      constants: { TRANS_A: transA ? 1 : 0, TRANS_B: transB ? 1 : 0, EPILOGUE: EPILOGUE_CODES[epilogue], SUM_K: sumK === 'b' ? 1 : sumK === 'a' ? 2 : 0 },
+    };
+    FUSED_SPECS.set(key, spec);
+  }
+  return spec;
+}
+
 const COLUMN_SUM: KernelSpec = {
   name: 'matmul',
   code,
@@ -76,6 +106,18 @@ export interface MatmulShape {
   ldc?: number;
   /** 'auto' (default) takes small_m for m <= 8 and the tiled kernel otherwise; tests force one. */
   path?: 'auto' | 'tiled' | 'small';
+  /**
+   * Default 'none'. 'residual': C = product + extra (a residual stream laid out like C);
+   * 'gelu': C = product (the pre-activation) and extra = gelu(C); 'gelu_backward':
+   * C = product * gelu'(extra), extra the pre-activation. "product" includes alpha, beta and bias.
+   */
+  epilogue?: MatmulEpilogue;
+  /**
+   * Also sum over k into extra, with the product's alpha and beta: 'b' the columns of op(B)
+   * (n values), 'a' the rows of op(A) (m values). A linear layer's bias gradient fused into its
+   * weight gradient. Batch 1, tiled kernels only (m <= 8 takes the tiled kernel), no epilogue.
+   */
+  sumK?: 'a' | 'b' | null;
 }
 
 /** MatmulShape with every default filled in and checked. */
@@ -95,6 +137,8 @@ export interface ResolvedMatmulShape {
   ldb: number;
   ldc: number;
   path: 'auto' | 'tiled' | 'small';
+  epilogue: MatmulEpilogue;
+  sumK: 'a' | 'b' | null;
   /** Elements each operand must hold: (batch-1)*stride + (stored rows-1)*ld + stored row length. */
   extentA: number;
   extentB: number;
@@ -108,6 +152,8 @@ export interface MatmulOperands {
   c: Binding;
   /** bias[n], added to every row of every batch. */
   bias?: Binding | null;
+  /** The epilogue's or k-sum's operand (shape.epilogue, shape.sumK); must share no buffer with the others. */
+  extra?: Binding | null;
 }
 
 function positiveInt(name: string, v: number): void {
@@ -137,6 +183,13 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
     throw new RangeError(`path must be 'auto', 'tiled' or 'small', got ${String(path)}`);
   }
   if (path === 'small' && m > SMALL_M_MAX) throw new RangeError(`path 'small' needs m <= ${SMALL_M_MAX}, got m = ${m}`);
+  const epilogue = shape.epilogue ?? 'none';
+  if (!(epilogue in EPILOGUE_CODES)) throw new RangeError(`epilogue must be 'none', 'residual', 'gelu' or 'gelu_backward', got ${String(epilogue)}`);
+  const sumK = shape.sumK ?? null;
+  if (sumK !== null && sumK !== 'a' && sumK !== 'b') throw new RangeError(`sumK must be 'a', 'b' or null, got ${String(sumK)}`);
+  if (sumK && epilogue !== 'none') throw new RangeError(`a product takes an epilogue or a k-sum (sumK), not both (epilogue '${epilogue}', sumK '${sumK}')`);
+  if (sumK && batch > 1) throw new RangeError(`sumK needs batch = 1, got batch = ${batch}`);
+  if (sumK && path === 'small') throw new RangeError(`sumK runs on the tiled kernels: path 'small' cannot take it`);
 
   // Stored layouts: A is [m, k] or [k, m]; B is [k, n] or [n, k]; C is [m, n].
   const [rowsA, colsA] = transA ? [k, m] : [m, k];
@@ -166,7 +219,7 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
   }
   const extent = (stride: number, rows: number, ld: number, cols: number) => (batch - 1) * stride + (rows - 1) * ld + cols;
   return {
-    m, n, k, transA, transB, alpha, beta, batch, strideA, strideB, strideC, lda, ldb, ldc, path,
+    m, n, k, transA, transB, alpha, beta, batch, strideA, strideB, strideC, lda, ldb, ldc, path, epilogue, sumK,
     extentA: extent(strideA, rowsA, lda, colsA),
     extentB: extent(strideB, rowsB, ldb, colsB),
     extentC: extent(strideC, m, ldc, n),
@@ -175,11 +228,11 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
 
 /**
  * The kernel recordMatmul uses for this shape: small_m for m <= 8 (unless path says
- * otherwise), tiled_vec4 when every stored row length, leading dimension and batch stride
+ * otherwise, or a k-sum is asked for), tiled_vec4 when every stored row length, leading dimension and batch stride
  * is a multiple of 4, tiled otherwise.
  */
 export function matmulKernel(s: ResolvedMatmulShape): MatmulKernel {
-  if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX)) return 'small_m';
+  if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX && !s.sumK)) return 'small_m';
   const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
   const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
   return quad(s.transA ? s.m : s.k, s.transB ? s.k : s.n, s.n, s.lda, s.ldb, s.ldc) && stridesQuad ? 'tiled_vec4' : 'tiled';
@@ -232,7 +285,7 @@ function gemmParams(s: ResolvedMatmulShape, hasBias: boolean): Uint32Array {
 
 /**
  * Records C = alpha * op(A) . op(B) + beta * C (+ bias) for `batch` matrices into `rec`,
- * writing the caller's C. Returns the kernel it chose.
+ * writing the caller's C, through shape.epilogue and with shape.sumK. Returns the kernel it chose.
  */
 export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands, shape: MatmulShape): MatmulKernel {
   const s = resolveMatmulShape(shape);
@@ -242,10 +295,20 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   checkBinding('b', ops.b, s.extentB, maxBinding);
   checkBinding('c', ops.c, s.extentC, maxBinding);
   if (ops.bias) checkBinding('bias', ops.bias, s.n, maxBinding);
+  const fused = s.epilogue !== 'none' || s.sumK !== null;
+  if (fused && !ops.extra) throw new RangeError(`extra is required by ${s.sumK ? `sumK '${s.sumK}'` : `the '${s.epilogue}' epilogue`}`);
+  if (!fused && ops.extra) throw new RangeError(`extra is given but the product has no epilogue and no sumK`);
+  if (ops.extra) checkBinding('extra', ops.extra, s.sumK === 'a' ? s.m : s.sumK === 'b' ? s.n : s.extentC, maxBinding);
   const out = bufferOf(ops.c);
-  for (const [name, input] of [['a', ops.a], ['b', ops.b], ['bias', ops.bias]] as const) {
+  for (const [name, input] of [['a', ops.a], ['b', ops.b], ['bias', ops.bias], ['extra', ops.extra]] as const) {
     if (input && bufferOf(input) === out) {
       throw new RangeError(`c must not share a GPU buffer with ${name}: a dispatch cannot read and write one buffer`);
+    }
+  }
+  if (ops.extra) {
+    const extraBuffer = bufferOf(ops.extra);
+    for (const [name, input] of [['a', ops.a], ['b', ops.b], ['bias', ops.bias]] as const) {
+      if (input && bufferOf(input) === extraBuffer) throw new RangeError(`extra must not share a GPU buffer with ${name}`);
     }
   }
   const maxGroups = limits.maxComputeWorkgroupsPerDimension;
@@ -266,10 +329,14 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   }
   if (x > maxGroups) throw new RangeError(`n = ${s.n} needs ${x} column workgroups, more than ${maxGroups} per dispatch`);
 
-  const spec = GEMM_SPECS.get(specKey(kernel, s.transA, s.transB))!;
   const params = rec.uniform(gemmParams(s, !!ops.bias));
   // Without a bias, binding 3 still needs a buffer: A is read-only already, so reuse it.
-  rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c], x, y, s.batch);
+  if (fused) {
+    const spec = fusedSpec(kernel, s.transA, s.transB, s.epilogue, s.sumK);
+    rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], x, y, s.batch);
+  } else {
+    rec.dispatch(rt.pipeline(GEMM_SPECS.get(specKey(kernel, s.transA, s.transB))!), [params, a, b, bias ?? a, c], x, y, s.batch);
+  }
   return kernel;
 }
 
@@ -332,6 +399,11 @@ export interface MatmulHostInput extends MatmulShape {
   /** Initial C; required when beta != 0. Its length sets the output's length. */
   c?: Float32Array;
   bias?: Float32Array;
+  /**
+   * The epilogue's or k-sum's operand: required for 'residual' and 'gelu_backward', and for
+   * sumK when beta != 0; 'gelu' and sumK start from zeros without it.
+   */
+  extra?: Float32Array;
 }
 
 function checkHost(name: string, data: Float32Array, elements: number): void {
@@ -343,6 +415,11 @@ function checkHost(name: string, data: Float32Array, elements: number): void {
  * For tests, the kernel runner and benchmarks.
  */
 export async function runMatmul(rt: GpuRuntime, input: MatmulHostInput): Promise<Float32Array> {
+  return (await runMatmulFused(rt, input)).c;
+}
+
+/** runMatmul that also reads back `extra` (empty without an epilogue or k-sum). */
+export async function runMatmulFused(rt: GpuRuntime, input: MatmulHostInput): Promise<{ c: Float32Array; extra: Float32Array }> {
   const s = resolveMatmulShape(input);
   checkHost('a', input.a, s.extentA);
   checkHost('b', input.b, s.extentB);
@@ -350,18 +427,26 @@ export async function runMatmul(rt: GpuRuntime, input: MatmulHostInput): Promise
   if (input.c) checkHost('c', input.c, s.extentC);
   else if (s.beta !== 0) throw new RangeError(`c is required when beta != 0 (beta = ${s.beta})`);
   const length = input.c ? input.c.length : s.extentC;
+  const fused = s.epilogue !== 'none' || s.sumK !== null;
+  const extraLength = s.sumK === 'a' ? s.m : s.sumK === 'b' ? s.n : length;
+  if (input.extra) checkHost('extra', input.extra, extraLength);
+  else if (s.epilogue === 'residual' || s.epilogue === 'gelu_backward') throw new RangeError(`extra is required by the '${s.epilogue}' epilogue`);
+  else if (s.sumK && s.beta !== 0) throw new RangeError(`extra is required when sumK accumulates (beta = ${s.beta})`);
+  if (input.extra && !fused) throw new RangeError('extra is given but the product has no epilogue and no sumK');
   const rec = rt.recorder('matmul');
   const a = rt.upload(input.a, 'matmul.a');
   const b = rt.upload(input.b, 'matmul.b');
   // Without c, start from zeros so gaps between rows (ldc > n) read back as 0, not stale data.
   const c = rt.upload(input.c ?? new Float32Array(length), 'matmul.c');
   const bias = input.bias ? rt.upload(input.bias, 'matmul.bias') : null;
-  const owned = [a, b, c, ...(bias ? [bias] : [])];
+  const extra = fused ? rt.upload(input.extra ?? new Float32Array(extraLength), 'matmul.extra') : null;
+  const owned = [a, b, c, ...(bias ? [bias] : []), ...(extra ? [extra] : [])];
   try {
-    recordMatmul(rt, rec, { a, b, c, bias }, s);
+    recordMatmul(rt, rec, { a, b, c, bias, extra }, s);
     const result = rec.readF32(c, length);
+    const extraResult = extra ? rec.readF32(extra, input.extra?.length ?? extraLength) : null;
     await rec.submit();
-    return await result;
+    return { c: await result, extra: extraResult ? await extraResult : new Float32Array(0) };
   } finally {
     rt.release(...owned);
   }

@@ -5,7 +5,7 @@
 // moves a result by O(1) and fails it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
-import { columnSumRef, matmulRef } from '../../src/ops/matmul.reference';
+import { columnSumRef, matmulFusedRef, matmulRef, type MatmulFusedRefShape } from '../../src/ops/matmul.reference';
 import type { MatmulShape } from '../../src/ops/matmul';
 import { expectClose } from '../helpers/compare';
 import { normal, rng } from '../helpers/random';
@@ -275,6 +275,102 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     await expect(harness.runModule(CASES, 'columnSum', { ...sum, ld: 1 })).rejects.toThrow(/RangeError: ld must be an integer >= cols = 2/);
     await expect(harness.runModule(CASES, 'columnSum', { ...sum, rows: 3 })).rejects.toThrow(/RangeError: x has 4 values; this product needs 6/);
     await expect(harness.runModule(CASES, 'columnSum', { ...sum, beta: 1 })).rejects.toThrow(/RangeError: out is required when beta/);
+  });
+
+  /** A fused product against matmulFusedRef: C and extra. */
+  async function checkFused(seed: number, shape: MatmulShape & MatmulFusedRefShape, opts: Options & { extra?: boolean } = {}): Promise<string> {
+    const ops = operands(seed, shape, opts);
+    const rand = rng(seed * 7 + 1);
+    const extraLength = shape.sumK === 'a' ? shape.m : shape.sumK === 'b' ? shape.n : matmulRef(ops, shape).length;
+    const extra = opts.extra ? f32(rand, extraLength) : undefined;
+    const all = { ...ops, ...(extra ? { extra } : {}) };
+    const packed = Object.fromEntries(Object.entries(all).map(([name, values]) => [name, pack(values)]));
+    const out = await harness.runModule(CASES, 'matmulFused', { ...packed, ...shape });
+    const ref = matmulFusedRef(all, shape);
+    const label = JSON.stringify(shape);
+    expectClose(out.c, ref.c, tol(shape.k), `C of ${label}`);
+    expectClose(out.extra, ref.extra, tol(shape.k), `extra of ${label}`);
+    return out.kernel;
+  }
+
+  it('fused bias gradient (sumK): op(B) columns or op(A) rows summed by the dW dispatch, every layout', async () => {
+    let seed = 1300;
+    // Both layouts' dW products are transA (Xᵀ.dY and dYᵀ.X): every shape there; one more
+    // layout (B stored transposed) on one shape. Few layouts keep the pipelines compiled few.
+    for (const [transA, transB, shapes] of [
+      [true, false, [[70, 130, 77], [68, 72, 100], [5, 9, 33]]],
+      [false, true, [[70, 130, 77]]],
+    ] as const) {
+      // Several row and column tiles (only the first row / column tile sums), k over 3 stages of 32.
+      for (const [m, n, k] of shapes) {
+        for (const sumK of ['a', 'b'] as const) {
+          const beta = ++seed % 2 === 1 ? 1 : 0;
+          const shape = { m, n, k, transA, transB, sumK, beta, alpha: beta ? 0.5 : 1 };
+          const kernel = await checkFused(seed, shape, { withC: beta === 1, extra: beta === 1 });
+          // m <= 8 still runs tiled: the small-M kernel has no k-sum.
+          const quad = [transA ? m : k, transB ? k : n, n].every((v) => v % 4 === 0);
+          expect(kernel, JSON.stringify(shape)).toBe(quad ? 'tiled_vec4' : 'tiled');
+        }
+      }
+    }
+    // The embedded GPT-2's MLP-up dW (Conv1D layout): dW [128, 512] += Xᵀ.dY, db += colsum(dY).
+    expect(await checkFused(1399, { m: 128, n: 512, k: 64, transA: true, sumK: 'b', beta: 1 }, { withC: true, extra: true })).toBe('tiled_vec4');
+  });
+
+  it('a linear layer\'s dW and db from one fused dispatch equal the product plus recordColumnSum', async () => {
+    const [rows, inF, outF] = [37, 20, 44];
+    const rand = rng(1400);
+    const x = f32(rand, rows * inF);
+    const dy = f32(rand, rows * outF);
+    const db = columnSumRef(dy, { rows, cols: outF });
+    const outIn = await harness.runModule(CASES, 'matmulFused', { a: dy, b: x, m: outF, n: inF, k: rows, transA: true, sumK: 'a' });
+    const inOut = await harness.runModule(CASES, 'matmulFused', { a: x, b: dy, m: inF, n: outF, k: rows, transA: true, sumK: 'b' });
+    expectClose(outIn.extra, db, tol(rows), 'db (out_in)');
+    expectClose(inOut.extra, db, tol(rows), 'db (in_out)');
+    expectClose(outIn.c, matmulRef({ a: dy, b: x }, { m: outF, n: inF, k: rows, transA: true }), tol(rows), 'dW (out_in)');
+  });
+
+  it('epilogues (residual, gelu, gelu_backward) on the scalar, vec4 and small-M kernels, batched too', async () => {
+    let seed = 1500;
+    const cases = {
+      residual: [
+        [{ m: 33, n: 70, k: 45, transB: true }, 'tiled'],
+        [{ m: 68, n: 132, k: 36 }, 'tiled_vec4'],
+        [{ m: 5, n: 37, k: 45, transB: true }, 'small_m'],
+        [{ m: 19, n: 13, k: 21, batch: 3, transA: true }, 'tiled'],
+        [{ m: 20, n: 12, k: 8, batch: 2 }, 'tiled_vec4'],
+      ],
+      gelu: [
+        [{ m: 33, n: 70, k: 45, transB: true }, 'tiled'],
+        [{ m: 68, n: 132, k: 36 }, 'tiled_vec4'],
+        [{ m: 3, n: 40, k: 20 }, 'small_m'],
+      ],
+      // The GPT-2 MLP's dHidden = dOut . W_downᵀ (Conv1D W [512, 128] read transposed).
+      gelu_backward: [
+        [{ m: 33, n: 70, k: 45, transB: true }, 'tiled'],
+        [{ m: 64, n: 128, k: 64, transB: true }, 'tiled_vec4'],
+        [{ m: 5, n: 37, k: 45, transB: true }, 'small_m'],
+      ],
+    } as const;
+    for (const epilogue of ['residual', 'gelu', 'gelu_backward'] as const) {
+      for (const [shape, kernel] of cases[epilogue]) {
+        const extra = ++seed % 2 === 1;
+        const full = { ...shape, epilogue, alpha: extra ? 0.75 : 1, beta: extra ? -1.5 : 0 };
+        const needsExtra = epilogue !== 'gelu';
+        expect(await checkFused(seed, full, { bias: true, withC: extra, extra: needsExtra })).toBe(kernel);
+      }
+    }
+  });
+
+  it('fused products refuse a missing or misused extra operand', async () => {
+    const ok = { a: [1, 2, 3, 4], b: [1, 2, 3, 4], m: 2, n: 2, k: 2 };
+    const refuse = (input: object, message: RegExp) => expect(harness.runModule(CASES, 'matmulFused', input)).rejects.toThrow(message);
+    await refuse({ ...ok, epilogue: 'residual' }, /RangeError: extra is required by the 'residual' epilogue/);
+    await refuse({ ...ok, epilogue: 'gelu', sumK: 'b' }, /RangeError: a product takes an epilogue or a k-sum/);
+    await refuse({ ...ok, sumK: 'b', batch: 2, strideA: 0, strideB: 0, strideC: 4 }, /RangeError: sumK needs batch = 1/);
+    await refuse({ ...ok, sumK: 'a', path: 'small' }, /RangeError: sumK runs on the tiled kernels/);
+    await refuse({ ...ok, extra: [0, 0, 0, 0] }, /RangeError: extra is given but the product has no epilogue/);
+    await refuse({ ...ok, epilogue: 'relu' }, /RangeError: epilogue must be/);
   });
 
   it('a repeated product compiles no pipeline and creates no buffer', async () => {

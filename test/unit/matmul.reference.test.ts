@@ -1,7 +1,8 @@
 // The float64 twin of the matmul kernels: hand-computed products, layouts (transposes,
 // batches, strides, leading dimensions), and the linear layer's gradients by finite differences.
 import { describe, expect, it } from 'vitest';
-import { columnSumRef, matmulRef } from '../../src/ops/matmul.reference';
+import { geluBackwardRef, geluRef } from '../../src/ops/activation.reference';
+import { columnSumRef, matmulFusedRef, matmulRef } from '../../src/ops/matmul.reference';
 import { normal, rng } from '../helpers/random';
 
 /** Row-major transpose of a [rows, cols] matrix. */
@@ -117,5 +118,54 @@ describe('matmul reference twin', () => {
     // Equivalent to one product over the concatenated tokens.
     const all = matmulRef({ a: [...g[0], ...g[1]], b: [...x[0], ...x[1]] }, { m: outF, n: inF, k: 2 * tokens, transA: true });
     all.forEach((v, i) => expect(acc[i]).toBeCloseTo(v, 12));
+  });
+});
+
+describe('fused matmul reference (epilogues and k-sums)', () => {
+  const a = [1, 2, 3, 4, 5, 6]; // [[1,2,3],[4,5,6]]
+  const b = [7, 8, 9, 10, 11, 12]; // [[7,8],[9,10],[11,12]]
+  const shape = { m: 2, n: 2, k: 3 };
+
+  it('residual: C = A.B + bias + R, by hand', () => {
+    const out = matmulFusedRef({ a, b, bias: [10, 20], extra: [1, -1, 0.5, 2] }, { ...shape, epilogue: 'residual' });
+    expect(Array.from(out.c)).toEqual([58 + 10 + 1, 64 + 20 - 1, 139 + 10 + 0.5, 154 + 20 + 2]);
+  });
+
+  it('gelu keeps the pre-activation in C and puts gelu(C) in extra; gelu_backward multiplies by gelu\'(extra)', () => {
+    const a2 = [0.1, -0.2, 0.3, 0.4, 0.05, -0.6];
+    const pre = matmulRef({ a: a2, b }, shape);
+    const fwd = matmulFusedRef({ a: a2, b }, { ...shape, epilogue: 'gelu' });
+    expect(Array.from(fwd.c)).toEqual(Array.from(pre));
+    expect(Array.from(fwd.extra)).toEqual(Array.from(geluRef(pre)));
+    const x = [-1.5, 0.25, 2, -0.1];
+    const bwd = matmulFusedRef({ a: a2, b, extra: x }, { ...shape, epilogue: 'gelu_backward' });
+    expect(Array.from(bwd.c)).toEqual(Array.from(geluBackwardRef(x, pre)));
+    expect(Array.from(bwd.extra)).toEqual(x);
+    // gelu'(0) = 0.5, so C = product / 2 there.
+    expect(matmulFusedRef({ a, b, extra: [0, 0, 0, 0] }, { ...shape, epilogue: 'gelu_backward' }).c[0]).toBeCloseTo(29, 12);
+  });
+
+  it('sumK sums op(B) columns or op(A) rows over k, with alpha and beta, whatever the storage', () => {
+    // op(B) columns: 7+9+11 = 27, 8+10+12 = 30; op(A) rows: 6, 15.
+    expect(Array.from(matmulFusedRef({ a, b }, { ...shape, sumK: 'b' }).extra)).toEqual([27, 30]);
+    expect(Array.from(matmulFusedRef({ a, b }, { ...shape, sumK: 'a' }).extra)).toEqual([6, 15]);
+    const acc = matmulFusedRef({ a, b, extra: [1, 2] }, { ...shape, sumK: 'b', alpha: 2, beta: -1 });
+    expect(Array.from(acc.extra)).toEqual([2 * 27 - 1, 2 * 30 - 2]);
+    const at = transpose(a, 2, 3);
+    const bt = transpose(b, 3, 2);
+    expect(Array.from(matmulFusedRef({ a: at, b: bt }, { ...shape, transA: true, transB: true, sumK: 'a' }).extra)).toEqual([6, 15]);
+    expect(Array.from(matmulFusedRef({ a: at, b: bt }, { ...shape, transA: true, transB: true, sumK: 'b' }).extra)).toEqual([27, 30]);
+  });
+
+  it('the fused dW product gives the bias gradient of both weight layouts (column sums of dY)', () => {
+    const rand = rng(7);
+    const [rows, inF, outF] = [5, 3, 4];
+    const x = normal(rand, rows * inF);
+    const dy = normal(rand, rows * outF);
+    const db = columnSumRef(dy, { rows, cols: outF });
+    // in_out (Conv1D): dW = Xᵀ.dY, sum op(B) = dY's columns; out_in (Linear): dW = dYᵀ.X, rows of op(A) = dYᵀ.
+    const inOut = matmulFusedRef({ a: x, b: dy }, { m: inF, n: outF, k: rows, transA: true, sumK: 'b' });
+    const outIn = matmulFusedRef({ a: dy, b: x }, { m: outF, n: inF, k: rows, transA: true, sumK: 'a' });
+    for (const got of [inOut.extra, outIn.extra]) got.forEach((v, j) => expect(v).toBeCloseTo(db[j], 12));
   });
 });

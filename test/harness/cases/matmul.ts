@@ -8,6 +8,7 @@ import {
   resolveMatmulShape,
   runColumnSum,
   runMatmul,
+  runMatmulFused,
   type MatmulKernel,
   type MatmulShape,
 } from '../../../src/ops/matmul';
@@ -39,6 +40,23 @@ export async function matmul(rt: GpuRuntime, input: MatmulCase): Promise<{ c: nu
     bias: bias ? floats(bias) : undefined,
   });
   return { c: Array.from(out), kernel: matmulKernel(resolveMatmulShape(shape)) };
+}
+
+/** One fused product (epilogue or k-sum) through runMatmulFused: C, extra and the kernel picked. */
+export async function matmulFused(
+  rt: GpuRuntime,
+  input: MatmulCase & { extra?: Floats },
+): Promise<{ c: number[]; extra: number[]; kernel: MatmulKernel }> {
+  const { a, b, c, bias, extra, ...shape } = input;
+  const out = await runMatmulFused(rt, {
+    ...shape,
+    a: floats(a),
+    b: floats(b),
+    c: c ? floats(c) : undefined,
+    bias: bias ? floats(bias) : undefined,
+    extra: extra ? floats(extra) : undefined,
+  });
+  return { c: Array.from(out.c), extra: Array.from(out.extra), kernel: matmulKernel(resolveMatmulShape(shape)) };
 }
 
 /**
