@@ -27,7 +27,9 @@
 // - min-p (HF MinPLogitsWarper, after top-p): keep p >= min_p * p_max, i.e. z >= zmax + log(min_p)
 //   on the penalised scaled logits; 0 disables.
 
-const WG: u32 = 256u;
+// Threads per row (src/ops/sample.ts picks it by vocabulary: 64 for small ones, where most of
+// 256 threads would hold one entry and wait at every barrier; 256 for large ones).
+override WG: u32 = 256u;
 const LOWEST: f32 = -3.4028234663852886e38;
 const NEG_INF_BITS: u32 = 0xff800000u;
 const NAN_BITS: u32 = 0x7fc00000u;
@@ -106,9 +108,12 @@ fn mark_seen(row: u32, token: u32) {
 fn reduce_max(tid: u32, v: f32) -> f32 {
   red_f[tid] = v;
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (tid < s) { red_f[tid] = max(red_f[tid], red_f[tid + s]); }
-    workgroupBarrier();
+  // Thread 0 combines the WG values in order: one barrier where a tree takes log2(WG), and on a
+  // software adapter every barrier is a switch of all the workgroup's threads.
+  if (tid == 0u) {
+    var r = red_f[0];
+    for (var k = 1u; k < WG; k++) { r = max(r, red_f[k]); }
+    red_f[0] = r;
   }
   // workgroupUniformLoad makes the result uniform, so later branches may hold barriers.
   let r = workgroupUniformLoad(&red_f[0]);
@@ -119,9 +124,12 @@ fn reduce_max(tid: u32, v: f32) -> f32 {
 fn reduce_min(tid: u32, v: f32) -> f32 {
   red_f[tid] = v;
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (tid < s) { red_f[tid] = min(red_f[tid], red_f[tid + s]); }
-    workgroupBarrier();
+  // Thread 0 combines the WG values in order: one barrier where a tree takes log2(WG), and on a
+  // software adapter every barrier is a switch of all the workgroup's threads.
+  if (tid == 0u) {
+    var r = red_f[0];
+    for (var k = 1u; k < WG; k++) { r = min(r, red_f[k]); }
+    red_f[0] = r;
   }
   // workgroupUniformLoad makes the result uniform, so later branches may hold barriers.
   let r = workgroupUniformLoad(&red_f[0]);
@@ -132,9 +140,12 @@ fn reduce_min(tid: u32, v: f32) -> f32 {
 fn reduce_sum(tid: u32, v: f32) -> f32 {
   red_f[tid] = v;
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (tid < s) { red_f[tid] = red_f[tid] + red_f[tid + s]; }
-    workgroupBarrier();
+  // Thread 0 combines the WG values in order: one barrier where a tree takes log2(WG), and on a
+  // software adapter every barrier is a switch of all the workgroup's threads.
+  if (tid == 0u) {
+    var r = red_f[0];
+    for (var k = 1u; k < WG; k++) { r = r + red_f[k]; }
+    red_f[0] = r;
   }
   // workgroupUniformLoad makes the result uniform, so later branches may hold barriers.
   let r = workgroupUniformLoad(&red_f[0]);
@@ -142,12 +153,31 @@ fn reduce_sum(tid: u32, v: f32) -> f32 {
   return r;
 }
 
+fn reduce_max_u(tid: u32, v: u32) -> u32 {
+  red_u[tid] = v;
+  workgroupBarrier();
+  // Thread 0 combines the WG values in order: one barrier where a tree takes log2(WG), and on a
+  // software adapter every barrier is a switch of all the workgroup's threads.
+  if (tid == 0u) {
+    var r = red_u[0];
+    for (var k = 1u; k < WG; k++) { r = max(r, red_u[k]); }
+    red_u[0] = r;
+  }
+  // workgroupUniformLoad makes the result uniform, so later branches may hold barriers.
+  let r = workgroupUniformLoad(&red_u[0]);
+  workgroupBarrier();
+  return r;
+}
+
 fn reduce_count(tid: u32, v: u32) -> u32 {
   red_u[tid] = v;
   workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (tid < s) { red_u[tid] = red_u[tid] + red_u[tid + s]; }
-    workgroupBarrier();
+  // Thread 0 combines the WG values in order: one barrier where a tree takes log2(WG), and on a
+  // software adapter every barrier is a switch of all the workgroup's threads.
+  if (tid == 0u) {
+    var r = red_u[0];
+    for (var k = 1u; k < WG; k++) { r = r + red_u[k]; }
+    red_u[0] = r;
   }
   // workgroupUniformLoad makes the result uniform, so later branches may hold barriers.
   let r = workgroupUniformLoad(&red_u[0]);
@@ -190,16 +220,13 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
     red_f[tid] = best;
     red_u[tid] = best_i;
     workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s = s / 2u) {
-      if (tid < s) {
-        let o = tid + s;
-        let take = red_u[o] != NO_TOKEN &&
-          (red_u[tid] == NO_TOKEN || red_f[o] > red_f[tid] || (red_f[o] == red_f[tid] && red_u[o] < red_u[tid]));
-        if (take) { red_f[tid] = red_f[o]; red_u[tid] = red_u[o]; }
-      }
-      workgroupBarrier();
-    }
     if (tid == 0u) {
+      // The best over the threads in order (one barrier; see reduce_max), lowest index on ties.
+      for (var o = 1u; o < WG; o++) {
+        let take = red_u[o] != NO_TOKEN &&
+          (red_u[0] == NO_TOKEN || red_f[o] > red_f[0] || (red_f[o] == red_f[0] && red_u[o] < red_u[0]));
+        if (take) { red_f[0] = red_f[o]; red_u[0] = red_u[o]; }
+      }
       if (row_bad > 0u || red_u[0] == NO_TOKEN) {
         write_no_token(row);
       } else {
@@ -289,7 +316,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   red_g[tid] = mass;
   workgroupBarrier();
   if (tid == 0u) {
-    // Exclusive prefix sum over 256 chunk masses, in a fixed order (deterministic).
+    // Exclusive prefix sum over the WG chunk masses, in a fixed order (deterministic).
     var acc = 0.0;
     for (var t = 0u; t < WG; t++) {
       let m = red_g[t];
@@ -303,14 +330,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec
   let draw = uniform01(params.seed, params.row_offset + row, params.step) * total;
   let start = red_g[tid];
   // The last non-empty chunk also owns any draw pushed past the total by rounding.
-  red_u[tid] = select(0u, tid + 1u, mass > 0.0);
-  workgroupBarrier();
-  for (var s = WG / 2u; s > 0u; s = s / 2u) {
-    if (tid < s) { red_u[tid] = max(red_u[tid], red_u[tid + s]); }
-    workgroupBarrier();
-  }
-  let last_chunk_owner = red_u[0] - 1u;
-  workgroupBarrier();
+  let last_chunk_owner = reduce_max_u(tid, select(0u, tid + 1u, mass > 0.0)) - 1u;
   red_u[0] = NO_TOKEN;
   workgroupBarrier();
   let owns = mass > 0.0 && ((draw >= start && draw < start + mass) || (tid == last_chunk_owner && draw >= start + mass));

@@ -9,12 +9,22 @@ import type { SampleOptions } from './sample.reference';
 
 export { NO_TOKEN } from './sample.reference';
 
-const SAMPLE: KernelSpec = {
+/** Vocabularies up to this size sample with 64 threads a row, larger ones with 256. */
+export const SMALL_VOCAB_MAX = 4096;
+
+function sampleKernel(vocab: number): KernelSpec {
+  return vocab <= SMALL_VOCAB_MAX ? SAMPLE_SMALL : SAMPLE_LARGE;
+}
+
+const SAMPLE_LARGE: KernelSpec = {
   name: 'sample',
   code,
   entryPoint: 'main',
   bindings: ['uniform', 'read-only-storage', 'storage', 'storage', 'storage'],
+  constants: { WG: 256 },
 };
+// The byte-level default model (259 entries) samples 5-8x faster this way on SwiftShader.
+const SAMPLE_SMALL: KernelSpec = { ...SAMPLE_LARGE, constants: { WG: 64 } };
 
 /** u32 words per row of the repetition penalty's seen-id bitset. */
 export function seenWords(vocab: number): number {
@@ -97,7 +107,7 @@ export function recordSample(rt: GpuRuntime, rec: Recorder, logits: GPUBuffer, o
   f32[9] = o.minP ?? 0;
   u32[10] = penalised ? seenWords(o.vocab) : 0;
   const [x, y] = rt.grid(o.rows);
-  rec.dispatch(rt.pipeline(SAMPLE), [rec.uniform(u32), logits, tokens, logprobs, seen], x, y);
+  rec.dispatch(rt.pipeline(sampleKernel(o.vocab)), [rec.uniform(u32), logits, tokens, logprobs, seen], x, y);
   return { tokens, logprobs };
 }
 
