@@ -2,8 +2,9 @@
 //
 // Forward: one workgroup per row (token position). Each thread walks the vocabulary with
 // stride WG keeping an online triple (m, s, w): running max m of z = logit/temperature,
-// s = sum exp(z - m) and w = sum exp(z - m) * (z - m). Triples merge in a workgroup tree,
-// so a row of 151,936 logits costs ~600 strided reads per thread, never one thread per row.
+// s = sum exp(z - m) and w = sum exp(z - m) * (z - m). Thread 0 merges the WG triples in
+// order after one barrier (a tree costs log2(WG) barriers, each a switch of every thread on a
+// software adapter), so a row of 151,936 logits costs ~600 strided reads per thread, never one thread per row.
 // Keeping w relative to m avoids cancellation when logits are ~1e4:
 //   log Z = m + log s,  logprob(tok) = (z_tok - m) - log s,  entropy = log s - w / s.
 // -inf logits (masked vocabulary entries) are skipped exactly; they get probability 0.
@@ -16,7 +17,9 @@
 // Backward: one thread per (row, vocab entry); with p = softmax(z) and H the entropy,
 //   dL/dz_i = g_lp * (onehot_i - p_i) - g_H * p_i * (log p_i + H),  dL/dlogit_i = dL/dz_i / T.
 
-const WG: u32 = 256u;
+// Forward: threads per row, an override (src/ops/rowThreads.ts: 64 for vocabularies up to 4096,
+// 256 above). Backward: entries per workgroup, the default.
+override WG: u32 = 256u;
 const LOWEST: f32 = -3.4028234663852886e38;
 const NEG_INF_BITS: u32 = 0xff800000u;
 const NAN_BITS: u32 = 0x7fc00000u;
@@ -109,16 +112,14 @@ fn forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: 
   wg_w[tid] = t.w;
   wg_bad[tid] = bad;
   workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (tid < stride) {
-      let r = merge(Triple(wg_m[tid], wg_s[tid], wg_w[tid]),
-                    Triple(wg_m[tid + stride], wg_s[tid + stride], wg_w[tid + stride]));
-      wg_m[tid] = r.m;
-      wg_s[tid] = r.s;
-      wg_w[tid] = r.w;
-      wg_bad[tid] += wg_bad[tid + stride];
+  if (in_range && tid == 0u) {
+    for (var k = 1u; k < WG; k++) {
+      let r = merge(Triple(wg_m[0], wg_s[0], wg_w[0]), Triple(wg_m[k], wg_s[k], wg_w[k]));
+      wg_m[0] = r.m;
+      wg_s[0] = r.s;
+      wg_w[0] = r.w;
+      wg_bad[0] += wg_bad[k];
     }
-    workgroupBarrier();
   }
   if (in_range && tid == 0u) {
     var m = wg_m[0];

@@ -27,7 +27,7 @@
 // - min-p (HF MinPLogitsWarper, after top-p): keep p >= min_p * p_max, i.e. z >= zmax + log(min_p)
 //   on the penalised scaled logits; 0 disables.
 
-// Threads per row (src/ops/sample.ts picks it by vocabulary: 64 for small ones, where most of
+// Threads per row (src/ops/rowThreads.ts picks it by vocabulary: 64 for small ones, where most of
 // 256 threads would hold one entry and wait at every barrier; 256 for large ones).
 override WG: u32 = 256u;
 const LOWEST: f32 = -3.4028234663852886e38;

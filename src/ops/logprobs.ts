@@ -2,6 +2,7 @@
 import code from '../../shaders/logprobs.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
+import { LARGE_ROW_THREADS, rowThreads, SMALL_ROW_THREADS } from './rowThreads';
 import type { KernelSpec } from '../gpu/pipelineCache';
 
 const WORKGROUP = 256;
@@ -11,7 +12,9 @@ const FORWARD: KernelSpec = {
   code,
   entryPoint: 'forward',
   bindings: ['uniform', 'read-only-storage', 'read-only-storage', 'storage', 'storage', 'storage'],
+  constants: { WG: LARGE_ROW_THREADS },
 };
+const FORWARD_SMALL: KernelSpec = { ...FORWARD, constants: { WG: SMALL_ROW_THREADS } };
 const BACKWARD: KernelSpec = {
   name: 'logprobs',
   code,
@@ -74,7 +77,7 @@ export function recordLogprobsForward(
   const rowStats = rt.storage(rows * 8, 'logprobs.row_stats');
   const params = rec.uniform(paramsFor(shape, false));
   const [x, y] = rt.grid(rows);
-  rec.dispatch(rt.pipeline(FORWARD), [params, logits, tokens, logprobs, entropy, rowStats], x, y);
+  rec.dispatch(rt.pipeline(rowThreads(shape.vocab) === SMALL_ROW_THREADS ? FORWARD_SMALL : FORWARD), [params, logits, tokens, logprobs, entropy, rowStats], x, y);
   return { ...shape, logits, tokens, logprobs, entropy, rowStats };
 }
 

@@ -4,16 +4,14 @@
 import code from '../../shaders/sample.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
+import { LARGE_ROW_THREADS, rowThreads, SMALL_ROW_THREADS } from './rowThreads';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import type { SampleOptions } from './sample.reference';
 
 export { NO_TOKEN } from './sample.reference';
 
-/** Vocabularies up to this size sample with 64 threads a row, larger ones with 256. */
-export const SMALL_VOCAB_MAX = 4096;
-
 function sampleKernel(vocab: number): KernelSpec {
-  return vocab <= SMALL_VOCAB_MAX ? SAMPLE_SMALL : SAMPLE_LARGE;
+  return rowThreads(vocab) === SMALL_ROW_THREADS ? SAMPLE_SMALL : SAMPLE_LARGE;
 }
 
 const SAMPLE_LARGE: KernelSpec = {
@@ -21,10 +19,9 @@ const SAMPLE_LARGE: KernelSpec = {
   code,
   entryPoint: 'main',
   bindings: ['uniform', 'read-only-storage', 'storage', 'storage', 'storage'],
-  constants: { WG: 256 },
+  constants: { WG: LARGE_ROW_THREADS },
 };
-// The byte-level default model (259 entries) samples 5-8x faster this way on SwiftShader.
-const SAMPLE_SMALL: KernelSpec = { ...SAMPLE_LARGE, constants: { WG: 64 } };
+const SAMPLE_SMALL: KernelSpec = { ...SAMPLE_LARGE, constants: { WG: SMALL_ROW_THREADS } };
 
 /** u32 words per row of the repetition penalty's seen-id bitset. */
 export function seenWords(vocab: number): number {
