@@ -43,11 +43,11 @@ fn adamw_step(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
   let i = (wid.x + wid.y * nwg.x) * WG + tid;
   // The flag is compared as bits: exactly 1.0 means finite.
   if (i >= params.count || step_state[2] != ONE_BITS) { return; }
-  let g = grad[i] * bitcast<f32>(step_state[1]);
-  let m = params.beta1 * exp_avg[i] + params.one_minus_beta1 * g;
-  let v = params.beta2 * exp_avg_sq[i] + params.one_minus_beta2 * g * g;
-  let denom = sqrt(v) / params.bias_correction2_sqrt + params.eps;
-  param[i] = param[i] * params.decay - params.step_size * (m / denom);
-  exp_avg[i] = m;
-  exp_avg_sq[i] = v;
+  let r = update(param[i], grad[i], exp_avg[i], exp_avg_sq[i], params.decay);
+  param[i] = r.x;
+  exp_avg[i] = r.y;
+  exp_avg_sq[i] = r.z;
 }
+
+// The formula above, one text for adamw.wgsl, adamw_multi.wgsl and adamw_moments.wgsl.
+// INCLUDE adamw_update.wgsl

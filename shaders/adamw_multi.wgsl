@@ -1,6 +1,7 @@
 // adamw.wgsl's update over several parameter tensors in one dispatch: ceil(T / TENSORS)
 // dispatches per optimizer step instead of T. The arithmetic per element is adamw.wgsl's
-// (torch.optim.AdamW, clip scale and finite flag from grad_norm.wgsl's step state); see there.
+// (torch.optim.AdamW, clip scale and finite flag from grad_norm.wgsl's step state; the same
+// text, adamw_update.wgsl); see there.
 // Float64 twin: src/ops/adamw.reference.ts.
 //
 // WGSL cannot index an array of buffers, so the launcher (src/ops/adamw.ts) writes four
@@ -32,14 +33,8 @@ struct Params {
 @group(0) @binding(1) var<storage, read> step_state: array<u32>;
 // TENSOR_BINDING @group(0) @binding($b) var<storage, read> g#: array<f32>; @group(0) @binding($b+1) var<storage, read_write> p#: array<f32>; @group(0) @binding($b+2) var<storage, read_write> m#: array<f32>; @group(0) @binding($b+3) var<storage, read_write> v#: array<f32>;
 
-// New (param, exp_avg, exp_avg_sq) of one element, as adamw.wgsl computes them.
-fn update(p: f32, grad: f32, m0: f32, v0: f32, decay: f32) -> vec3<f32> {
-  let g = grad * bitcast<f32>(step_state[1]);
-  let m = params.beta1 * m0 + params.one_minus_beta1 * g;
-  let v = params.beta2 * v0 + params.one_minus_beta2 * g * g;
-  let denom = sqrt(v) / params.bias_correction2_sqrt + params.eps;
-  return vec3<f32>(p * decay - params.step_size * (m / denom), m, v);
-}
+// update(p, grad, exp_avg, exp_avg_sq, decay): adamw.wgsl's arithmetic, one text for all three kernels.
+// INCLUDE adamw_update.wgsl
 
 @compute @workgroup_size(WG)
 fn adamw_step_multi(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

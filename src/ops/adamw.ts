@@ -5,6 +5,7 @@
 import code from '../../shaders/adamw.wgsl?raw';
 import multiCode from '../../shaders/adamw_multi.wgsl?raw';
 import momentsCode from '../../shaders/adamw_moments.wgsl?raw';
+import updateCode from '../../shaders/adamw_update.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
@@ -20,12 +21,19 @@ import {
   type StepState,
 } from './gradNorm';
 import { bufferOfBinding, expandMultiTensor, tensorGroups } from './multiTensor';
+import { includeWgsl } from './wgslInclude';
 
 const WORKGROUP = 256;
 
+/** A kernel's text with the shared AdamW update (shaders/adamw_update.wgsl) pasted in. */
+export function adamwShader(kernel: 'adamw' | 'adamw_multi' | 'adamw_moments'): string {
+  const text = kernel === 'adamw' ? code : kernel === 'adamw_multi' ? multiCode : momentsCode;
+  return includeWgsl(text, { 'adamw_update.wgsl': updateCode });
+}
+
 const STEP: KernelSpec = {
   name: 'adamw',
-  code,
+  code: adamwShader('adamw'),
   entryPoint: 'adamw_step',
   bindings: ['uniform', 'read-only-storage', 'read-only-storage', 'storage', 'storage', 'storage'],
 };
@@ -41,7 +49,7 @@ function multiStep(tensors: number): KernelSpec {
     const perTensor = ['read-only-storage', 'storage', 'storage', 'storage'] as const;
     spec = {
       name: 'adamw_multi',
-      code: expandMultiTensor(multiCode, tensors, 2, 4),
+      code: expandMultiTensor(adamwShader('adamw_multi'), tensors, 2, 4),
       entryPoint: 'adamw_step_multi',
       bindings: ['uniform', 'read-only-storage', ...Array.from({ length: tensors }, () => perTensor).flat()],
     };
@@ -66,7 +74,7 @@ function momentsStep(tensors: number): KernelSpec {
     const perTensor = ['read-only-storage', 'storage'] as const;
     spec = {
       name: 'adamw_moments',
-      code: expandMultiTensor(momentsCode, tensors, 3, 2),
+      code: expandMultiTensor(adamwShader('adamw_moments'), tensors, 3, 2),
       entryPoint: 'adamw_step_moments',
       bindings: ['uniform', 'read-only-storage', 'storage', ...Array.from({ length: tensors }, () => perTensor).flat()],
     };

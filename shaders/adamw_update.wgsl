@@ -1,0 +1,17 @@
+// The AdamW update of one element, shared by adamw.wgsl, adamw_multi.wgsl and adamw_moments.wgsl:
+// the launcher (src/ops/adamw.ts, includeWgsl) pastes this text where a shader has the line
+// `// INCLUDE adamw_update.wgsl`, so the three kernels run one arithmetic and give the same bits.
+// torch.optim.AdamW in torch's operation order; adamw.wgsl's header has the formula.
+//
+// The including shader declares `params` (beta1, beta2, one_minus_beta1, one_minus_beta2,
+// step_size, bias_correction2_sqrt, eps) and `step_state` (grad_norm.wgsl:finish's, whose [1]
+// holds the clip scale's bits).
+
+// New (param, exp_avg, exp_avg_sq) of one element; `decay` is 1 - lr * weight_decay.
+fn update(p: f32, grad: f32, m0: f32, v0: f32, decay: f32) -> vec3<f32> {
+  let g = grad * bitcast<f32>(step_state[1]);
+  let m = params.beta1 * m0 + params.one_minus_beta1 * g;
+  let v = params.beta2 * v0 + params.one_minus_beta2 * g * g;
+  let denom = sqrt(v) / params.bias_correction2_sqrt + params.eps;
+  return vec3<f32>(p * decay - params.step_size * (m / denom), m, v);
+}
