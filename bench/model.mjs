@@ -152,6 +152,27 @@ try {
     const timing = { ...sizes.train, seed: 7 };
     const row = (engine, what, r, extra = {}) =>
       rows.push(r.error ? { model: label, engine, what, shape, error: r.error } : { model: label, engine, what, shape, rate: r.tokensPerSecond, seconds: r.medianSeconds, loss: r.loss, gradNorm: r.gradNorm, counters: r.counters, ...extra });
+    /**
+     * A peer's result `r` for `what` beside ours: adds its speed ratio and agreement to `r` (they go
+     * to the JSON), a table row, and its printed lines; `notesSuffix` follows the peer's notes.
+     */
+    const peerRow = (engine, what, ours, r, notesSuffix = '') => {
+      if (r.error) {
+        console.log(`  ${engine} ${what}: failed: ${r.error}`);
+        row(engine, what, r);
+        return;
+      }
+      r.ratio = ours.tokensPerSecond / r.tokensPerSecond;
+      r.lossDifference = Math.abs(r.loss - ours.loss);
+      r.gradNormRelativeDifference = Math.abs(r.gradNorm - ours.gradNorm) / ours.gradNorm;
+      r.sameResult = sameResult(r);
+      row(engine, what, r, { ratio: r.ratio, wrong: !r.sameResult });
+      console.log(
+        `  ${engine.padEnd(9)} ${what} ${shape}: ${fmtTiming(r)}, loss ${r.loss.toFixed(4)}, grad norm ${r.gradNorm.toFixed(4)}; ours/${engine} ${r.ratio.toFixed(2)}x; ` +
+          `vs ours: |loss diff| ${r.lossDifference.toExponential(1)}, grad norm rel. diff ${r.gradNormRelativeDifference.toExponential(1)}` +
+          `${r.sameResult ? '' : '\n    MISMATCH: this peer computed a different loss or gradients, so its speed is not comparable'}\n    [${r.notes}${notesSuffix}]`,
+      );
+    };
 
     // Forward + backward first, ours and the peers interleaved step by step: the weights are
     // still the loaded ones, which the peers get too.
@@ -166,24 +187,7 @@ try {
             `${ours.counters.submits} submit, ${ours.counters.readbacks} readback (${ours.counters.bytesRead} B)\n    per step: ${fmtEngine(ours.counters)}`,
         );
       }
-      for (const engine of both.error ? [] : engines) {
-        const r = (result.peers[engine] = both.peers[engine]);
-        if (r.error) {
-          console.log(`  ${engine} fwd+bwd: failed: ${r.error}`);
-          row(engine, 'fwd+bwd', r);
-          continue;
-        }
-        r.ratio = ours.tokensPerSecond / r.tokensPerSecond;
-        r.lossDifference = Math.abs(r.loss - ours.loss);
-        r.gradNormRelativeDifference = Math.abs(r.gradNorm - ours.gradNorm) / ours.gradNorm;
-        r.sameResult = sameResult(r);
-        row(engine, 'fwd+bwd', r, { ratio: r.ratio, wrong: !r.sameResult });
-        console.log(
-          `  ${engine.padEnd(9)} fwd+bwd ${shape}: ${fmtTiming(r)}, loss ${r.loss.toFixed(4)}, grad norm ${r.gradNorm.toFixed(4)}; ours/${engine} ${r.ratio.toFixed(2)}x; ` +
-            `vs ours: |loss diff| ${r.lossDifference.toExponential(1)}, grad norm rel. diff ${r.gradNormRelativeDifference.toExponential(1)}` +
-            `${r.sameResult ? '' : '\n    MISMATCH: this peer computed a different loss or gradients, so its speed is not comparable'}\n    [${r.notes}]`,
-        );
-      }
+      for (const engine of both.error ? [] : engines) peerRow(engine, 'fwd+bwd', ours, (result.peers[engine] = both.peers[engine]));
     } else {
       console.log('  --quick: forward+backward alone and the peers are skipped for this model (--gpt2-peers runs them);');
       console.log('  its SFT step runs once with no warm-up, so its time includes creating the buffers');
@@ -204,24 +208,7 @@ try {
       );
     }
 
-    for (const engine of train.error ? [] : trainPeers) {
-      const r = train.peers[engine];
-      if (r.error) {
-        console.log(`  ${engine} train step: failed: ${r.error}`);
-        row(engine, 'train step', r);
-        continue;
-      }
-      r.ratio = train.tokensPerSecond / r.tokensPerSecond;
-      r.lossDifference = Math.abs(r.loss - train.loss);
-      r.gradNormRelativeDifference = Math.abs(r.gradNorm - train.gradNorm) / train.gradNorm;
-      r.sameResult = sameResult(r);
-      row(engine, 'train step', r, { ratio: r.ratio, wrong: !r.sameResult });
-      console.log(
-        `  ${engine.padEnd(9)} train step ${shape}: ${fmtTiming(r)}, loss ${r.loss.toFixed(4)}, grad norm ${r.gradNorm.toFixed(4)}; ours/${engine} ${r.ratio.toFixed(2)}x; ` +
-          `vs ours: |loss diff| ${r.lossDifference.toExponential(1)}, grad norm rel. diff ${r.gradNormRelativeDifference.toExponential(1)}` +
-          `${r.sameResult ? '' : '\n    MISMATCH: this peer computed a different loss or gradients, so its speed is not comparable'}\n    [${r.notes}; + clip + AdamW]`,
-      );
-    }
+    for (const engine of train.error ? [] : trainPeers) peerRow(engine, 'train step', train, train.peers[engine], '; + clip + AdamW');
 
     const s = sizes.sample;
     const sample = (result.sample = await phase('ours sampling', () => call('sample', { ...s, seed: 11 })));
