@@ -439,6 +439,176 @@ fn backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   }
 }
 
+// Row kernels: one thread per query row (forward_rows, backward_dq_rows) or per key row
+// (backward_dkdv_rows), no workgroup memory and no barriers. On a software adapter a barrier
+// switches every group of SIMD lanes of the workgroup, which cost more than the tiles saved;
+// the rows of a workgroup read the same keys in the same order (one cache line for all).
+// The backward's row statistics are [lse (B Hq T) | D (B Hq T)]: the launcher copies lse in,
+// backward_dq_rows writes D_i = dout_i . out_i (no prologue dispatch), backward_dkdv_rows reads both.
+const MAX_DH: u32 = 128u;
+override ROW_WG: u32 = 64u;
+// backward_dq_rows: out is read, the row statistics (lse, D) written.
+@group(0) @binding(5) var<storage, read> row_out: array<f32>;
+@group(0) @binding(8) var<storage, read_write> row_stats: array<f32>;
+
+/** Forward and dq: row = (b * Hq + h) * T + i. dkdv: row = (b * Hkv + kvh) * T + j. */
+fn row_of(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
+  return (wid.x + wid.y * nwg.x) * ROW_WG + lid;
+}
+
+@compute @workgroup_size(ROW_WG)
+fn forward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) lid: u32) {
+  let row = row_of(wid, nwg, lid);
+  if (row >= params.rows) { return; }
+  let T = params.seq_len;
+  let Hq = params.num_heads;
+  let Hkv = params.num_kv_heads;
+  let i = row % T;
+  let h = (row / T) % Hq;
+  let b = row / (T * Hq);
+  let kvh = h / (Hq / Hkv);
+  let p0 = first_key(b);
+  let base = token_base(b, i, Hq, h);
+  if (i < p0) {
+    for (var d = 0u; d < DH; d++) { out[base + d] = 0.0; }
+    lse[row] = 0.0;
+    return;
+  }
+  var qs: array<f32, MAX_DH>;
+  var acc: array<f32, MAX_DH>;
+  for (var d = 0u; d < DH; d++) { qs[d] = q[base + d] * params.scale; }
+  var m = LOWEST; // finite, so exp(m - s) never meets inf - inf
+  var l = 0.0;
+  var poisoned = false;
+  for (var j = p0; j <= i; j++) {
+    let kb = token_base(b, j, Hkv, kvh);
+    var s = 0.0;
+    for (var d = 0u; d < DH; d++) { s += qs[d] * k[kb + d]; }
+    if (poisons(s)) {
+      poisoned = true;
+      continue;
+    }
+    // Online softmax, rescaling only when the running maximum grows.
+    if (s > m) {
+      let alpha = exp(m - s);
+      l *= alpha;
+      for (var d = 0u; d < DH; d++) { acc[d] *= alpha; }
+      m = s;
+    }
+    let p = exp(s - m);
+    l += p;
+    for (var d = 0u; d < DH; d++) { acc[d] += p * v[kb + d]; }
+  }
+  // Key i is visible, so l >= 1 unless every score is -inf (NaN, as in torch).
+  let nan_row = poisoned || l == 0.0;
+  let nan = quiet_nan(bitcast<u32>(l));
+  let inv = 1.0 / l;
+  for (var d = 0u; d < DH; d++) { out[base + d] = select(acc[d] * inv, nan, nan_row); }
+  lse[row] = select(m + log(l), nan, nan_row);
+}
+
+@compute @workgroup_size(ROW_WG)
+fn backward_dq_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                    @builtin(local_invocation_index) lid: u32) {
+  let row = row_of(wid, nwg, lid);
+  let rows = params.rows;
+  if (row >= rows) { return; }
+  let T = params.seq_len;
+  let Hq = params.num_heads;
+  let Hkv = params.num_kv_heads;
+  let i = row % T;
+  let h = (row / T) % Hq;
+  let b = row / (T * Hq);
+  let kvh = h / (Hq / Hkv);
+  let p0 = first_key(b);
+  let base = token_base(b, i, Hq, h);
+  if (i < p0) {
+    for (var d = 0u; d < DH; d++) { dq[base + d] = 0.0; }
+    row_stats[rows + row] = 0.0;
+    return;
+  }
+  var qs: array<f32, MAX_DH>;
+  var gs: array<f32, MAX_DH>;
+  var acc: array<f32, MAX_DH>;
+  var delta = 0.0;
+  for (var d = 0u; d < DH; d++) {
+    let g = dout[base + d];
+    gs[d] = g;
+    delta += g * row_out[base + d];
+    qs[d] = q[base + d] * params.scale;
+  }
+  row_stats[rows + row] = delta;
+  let row_lse = row_stats[row];
+  for (var j = p0; j <= i; j++) {
+    let kb = token_base(b, j, Hkv, kvh);
+    var s = 0.0;
+    var dp = 0.0;
+    for (var d = 0u; d < DH; d++) {
+      s += qs[d] * k[kb + d];
+      dp += gs[d] * v[kb + d];
+    }
+    let ds = exp_keep_nan(s - row_lse) * (dp - delta);
+    for (var d = 0u; d < DH; d++) { acc[d] += ds * k[kb + d]; }
+  }
+  for (var d = 0u; d < DH; d++) { dq[base + d] = acc[d] * params.scale; }
+}
+
+@compute @workgroup_size(ROW_WG)
+fn backward_dkdv_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                      @builtin(local_invocation_index) lid: u32) {
+  let row = row_of(wid, nwg, lid);
+  if (row >= params.rows) { return; }
+  let T = params.seq_len;
+  let Hq = params.num_heads;
+  let Hkv = params.num_kv_heads;
+  let G = Hq / Hkv;
+  let j = row % T;
+  let kvh = (row / T) % Hkv;
+  let b = row / (T * Hkv);
+  let p0 = first_key(b);
+  let base = token_base(b, j, Hkv, kvh);
+  if (j < p0) { // padding keys get exactly zero gradient
+    for (var d = 0u; d < DH; d++) {
+      dk[base + d] = 0.0;
+      dv[base + d] = 0.0;
+    }
+    return;
+  }
+  var ks: array<f32, MAX_DH>;
+  var vs: array<f32, MAX_DH>;
+  var gk: array<f32, MAX_DH>;
+  var gv: array<f32, MAX_DH>;
+  for (var d = 0u; d < DH; d++) {
+    ks[d] = k[base + d] * params.scale;
+    vs[d] = v[base + d];
+  }
+  let q_rows = params.batch * Hq * T; // D_i follows the B Hq T lse values
+  for (var g = 0u; g < G; g++) {
+    let h = kvh * G + g;
+    let srow = (b * Hq + h) * T;
+    for (var i = j; i < T; i++) {
+      let qb = token_base(b, i, Hq, h);
+      var s = 0.0;
+      var dp = 0.0;
+      for (var d = 0u; d < DH; d++) {
+        s += q[qb + d] * ks[d];
+        dp += dout[qb + d] * vs[d];
+      }
+      let p = exp_keep_nan(s - stats[srow + i]);
+      let ds = p * (dp - stats[q_rows + srow + i]);
+      for (var d = 0u; d < DH; d++) {
+        gk[d] += ds * q[qb + d];
+        gv[d] += p * dout[qb + d];
+      }
+    }
+  }
+  for (var d = 0u; d < DH; d++) {
+    dk[base + d] = gk[d] * params.scale;
+    dv[base + d] = gv[d];
+  }
+}
+
 var<workgroup> dec_q: array<f32, DH>;
 var<workgroup> dec_red: array<f32, DEC_WG>;
 var<workgroup> dec_p: array<f32, DEC_WG>;

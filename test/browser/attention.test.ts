@@ -40,7 +40,9 @@ interface Shape {
   pad: number[];
 }
 
-function makeCase(seed: number, s: Shape, extra: { tile?: 8 | 16; scale?: number } = {}) {
+type Extra = { tile?: 8 | 16; scale?: number; kernels?: 'rows' | 'tiles' };
+
+function makeCase(seed: number, s: Shape, extra: Extra = {}) {
   const rand = rng(seed);
   const qSize = s.batch * s.seqLen * s.numHeads * s.headDim;
   const kvSize = s.batch * s.seqLen * s.numKvHeads * s.headDim;
@@ -54,7 +56,7 @@ function makeCase(seed: number, s: Shape, extra: { tile?: 8 | 16; scale?: number
   };
 }
 
-async function checkAttention(seed: number, s: Shape, extra: { tile?: 8 | 16; scale?: number } = {}) {
+async function checkAttention(seed: number, s: Shape, extra: Extra = {}) {
   const input = makeCase(seed, s, extra);
   const got = await harness.runModule(CASES, 'attention', input);
   const fwd = attentionForwardRef(input);
@@ -83,6 +85,23 @@ describe('attention kernels (WGSL) vs float64 twin', () => {
     it(`tile ${tile}: B=${s.batch} T=${s.seqLen} Hq/Hkv=${s.numHeads}/${s.numKvHeads} Dh=${s.headDim} pad=[${s.pad}]`, async () => {
       const { got } = await checkAttention(seed, s, { tile });
       expect(got.tile).toBe(tile);
+      expect(got.kernels).toBe('tiles');
+    });
+  }
+
+  // The row kernels (one thread per query or key row; the default on this software adapter) at
+  // the head dims of the embedded model (32), GPT-2 / SmolLM (64) and the largest (128): one
+  // token, lengths that are no multiple of anything, grouped-query heads, a fully padded row.
+  const rowCases: [number, Shape][] = [
+    [11, { batch: 1, seqLen: 1, numHeads: 4, numKvHeads: 4, headDim: 32, pad: [0] }],
+    [12, { batch: 3, seqLen: 19, numHeads: 6, numKvHeads: 2, headDim: 32, pad: [0, 5, 18] }],
+    [13, { batch: 2, seqLen: 37, numHeads: 4, numKvHeads: 1, headDim: 64, pad: [3, 0] }],
+    [14, { batch: 2, seqLen: 9, numHeads: 2, numKvHeads: 2, headDim: 128, pad: [9, 1] }],
+  ];
+  for (const [seed, s] of rowCases) {
+    it(`rows: B=${s.batch} T=${s.seqLen} Hq/Hkv=${s.numHeads}/${s.numKvHeads} Dh=${s.headDim} pad=[${s.pad}]`, async () => {
+      const { got } = await checkAttention(seed, s, { kernels: 'rows' });
+      expect(got.kernels).toBe('rows');
     });
   }
 
@@ -120,15 +139,24 @@ describe('attention kernels (WGSL) vs float64 twin', () => {
   });
 
   it('gradients are bitwise reproducible (no atomics)', async () => {
-    const input = makeCase(25, { batch: 2, seqLen: 17, numHeads: 6, numKvHeads: 2, headDim: 16, pad: [0, 3] }, { tile: 8 });
-    const same = await harness.runModule(CASES, 'attentionDeterministic', input);
-    expect(same).toEqual({ dq: true, dk: true, dv: true });
+    const shape = { batch: 2, seqLen: 17, numHeads: 6, numKvHeads: 2, headDim: 16, pad: [0, 3] };
+    for (const extra of [{ tile: 8 }, { kernels: 'rows' }] as const) {
+      const same = await harness.runModule(CASES, 'attentionDeterministic', makeCase(25, shape, extra));
+      expect(same).toEqual({ dq: true, dk: true, dv: true });
+    }
   });
 
   it('picks tile 16 on this adapter and 8 under the 16 KiB default at Dh = 128', async () => {
     const r = await harness.runModule(CASES, 'tileChoice', { headDim: 128 });
     expect(r.tile).toBe(r.limit >= 25792 ? 16 : 8);
     expect(r.tileAt16KiB).toBe(8);
+  });
+
+  it('runs the row kernels by default on a software adapter (1 + 2 dispatches), tiles elsewhere (1 + 3)', async () => {
+    const r = await harness.runModule(CASES, 'kernelChoice', { batch: 2, seqLen: 5, numHeads: 2, numKvHeads: 1, headDim: 8 });
+    expect(r.kernels).toBe(r.software ? 'rows' : 'tiles');
+    expect(r.rows).toEqual(['forward_rows', 'backward_dq_rows', 'backward_dkdv_rows']);
+    expect(r.tiles).toEqual(['forward', 'backward_prep', 'backward_dq', 'backward_dkdv']);
   });
 
   it('rejects bad shapes and inputs with RangeErrors naming the argument', async () => {
@@ -142,6 +170,7 @@ describe('attention kernels (WGSL) vs float64 twin', () => {
     expect(await err({ ...base, dout: base.dout.slice(1) })).toMatch(/RangeError: dout has/);
     expect(await err({ ...base, headDim: 130 })).toMatch(/RangeError: headDim must be at most 128/);
     expect(await err({ ...base, tile: 12 })).toMatch(/RangeError: tile must be 8 or 16/);
+    expect(await err({ ...base, kernels: 'cols' })).toMatch(/RangeError: kernels must be 'rows' or 'tiles', got cols/);
   });
 });
 
@@ -240,29 +269,32 @@ describe('NaN and Inf reach the attention outputs (the trainer\'s NaN guard depe
     expectFinitePattern(got.out, ref, OUT_TOL, 'decode out');
   });
 
-  it('forward: a NaN key or value, or an infinite query, poisons exactly the rows that see it; backward keeps every NaN', async () => {
-    const s = { batch: 2, seqLen: 20, numHeads: 2, numKvHeads: 1, headDim: 8, pad: [0, 3] };
-    const input = makeCase(62, s, { tile: 16 });
-    const { seqLen: T, numHeads: Hq, headDim: D } = s;
-    const qAt = (b: number, t: number, h: number, d: number) => ((b * T + t) * Hq + h) * D + d;
-    const kvAt = (b: number, t: number, d: number) => (b * T + t) * D + d; // one kv head
-    input.k[kvAt(0, 5, 1)] = NaN; // b0: rows 5.. of both heads
-    input.q[qAt(1, 10, 1, 0)] = Infinity; // b1 row 10 head 1: score +inf with key 10 (k[0] > 0)
-    input.k[kvAt(1, 10, 0)] = 1;
-    // A value at the first row of a tile: rows before it in the same tile would see p = 0 * NaN
-    // (the kernel may spread a NaN there, never hide one), so none are placed after it.
-    input.v[kvAt(1, 16, 3)] = NaN; // b1 rows 16.., column 3
-    const got = await harness.runModule(CASES, 'attention', input);
-    const fwd = attentionForwardRef(input);
-    const grads = attentionBackwardRef(input, input.dout);
-    expect(fwd.lse.filter((x) => !Number.isFinite(x)).length).toBe(2 * 15 + 1);
-    expectFinitePattern(got.out, fwd.out, OUT_TOL, 'out');
-    expectFinitePattern(got.lse, fwd.lse, OUT_TOL, 'lse');
-    for (const name of ['dq', 'dk', 'dv'] as const) {
-      expect(grads[name].some((x) => Number.isNaN(x)), `twin ${name} has NaN`).toBe(true);
-      expectFinitePattern(got[name], grads[name], GRAD_TOL, name, true);
-    }
-  });
+  for (const extra of [{ tile: 16 }, { kernels: 'rows' }] as const) {
+    it(`forward (${'kernels' in extra ? extra.kernels : 'tiles'}): a NaN key or value, or an infinite query, poisons exactly the rows that see it; backward keeps every NaN`, async () => {
+      const s = { batch: 2, seqLen: 20, numHeads: 2, numKvHeads: 1, headDim: 8, pad: [0, 3] };
+      const input = makeCase(62, s, extra);
+      const { seqLen: T, numHeads: Hq, headDim: D } = s;
+      const qAt = (b: number, t: number, h: number, d: number) => ((b * T + t) * Hq + h) * D + d;
+      const kvAt = (b: number, t: number, d: number) => (b * T + t) * D + d; // one kv head
+      input.k[kvAt(0, 5, 1)] = NaN; // b0: rows 5.. of both heads
+      input.q[qAt(1, 10, 1, 0)] = Infinity; // b1 row 10 head 1: score +inf with key 10 (k[0] > 0)
+      input.k[kvAt(1, 10, 0)] = 1;
+      // A value at the first row of a tile: rows before it in the same tile would see p = 0 * NaN
+      // (the kernel may spread a NaN there, never hide one), so none are placed after it.
+      input.v[kvAt(1, 16, 3)] = NaN; // b1 rows 16.., column 3
+      const got = await harness.runModule(CASES, 'attention', input);
+      expect(got.kernels).toBe('kernels' in extra ? 'rows' : 'tiles');
+      const fwd = attentionForwardRef(input);
+      const grads = attentionBackwardRef(input, input.dout);
+      expect(fwd.lse.filter((x) => !Number.isFinite(x)).length).toBe(2 * 15 + 1);
+      expectFinitePattern(got.out, fwd.out, OUT_TOL, 'out');
+      expectFinitePattern(got.lse, fwd.lse, OUT_TOL, 'lse');
+      for (const name of ['dq', 'dk', 'dv'] as const) {
+        expect(grads[name].some((x) => Number.isNaN(x)), `twin ${name} has NaN`).toBe(true);
+        expectFinitePattern(got[name], grads[name], GRAD_TOL, name, true);
+      }
+    });
+  }
 });
 
 describe('RoPE kernel (WGSL) vs float64 twin', () => {

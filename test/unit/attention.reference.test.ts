@@ -212,6 +212,15 @@ describe('attention launcher helpers', () => {
     expect(() => attentionTile(LIMITS_16K, 128, 16)).toThrow(/tile 16 needs 25792 bytes/);
   });
 
+  it('runs the row kernels by default on a software adapter, tiles elsewhere or when a tile is asked for', () => {
+    const ok = { batch: 2, seqLen: 5, numHeads: 4, numKvHeads: 2, headDim: 8 };
+    expect(resolveAttentionShape(ok, LIMITS_32K).kernels).toBe('tiles');
+    expect(resolveAttentionShape(ok, LIMITS_32K, true).kernels).toBe('rows');
+    expect(resolveAttentionShape({ ...ok, tile: 8 }, LIMITS_32K, true).kernels).toBe('tiles');
+    expect(resolveAttentionShape({ ...ok, kernels: 'rows' }, LIMITS_32K).kernels).toBe('rows');
+    expect(() => resolveAttentionShape({ ...ok, kernels: 'cols' as 'rows' }, LIMITS_32K)).toThrow(/kernels must be 'rows' or 'tiles', got cols/);
+  });
+
   it('rejects bad shapes with a RangeError naming the argument', () => {
     const ok = { batch: 2, seqLen: 5, numHeads: 4, numKvHeads: 2, headDim: 8 };
     expect(resolveAttentionShape(ok, LIMITS_32K).scale).toBeCloseTo(1 / Math.sqrt(8), 15);

@@ -1,7 +1,16 @@
 // Page-side cases for test/browser/attention.test.ts: plain arrays in, plain arrays out, run
 // through the real launchers (src/ops/attention.ts, src/ops/rope.ts) on WebGPU.
 import type { GpuRuntime } from '../../../src/gpu/runtime';
-import { attentionTile, runAttention, runAttentionDecode, type AttentionTile } from '../../../src/ops/attention';
+import {
+  attentionTile,
+  recordAttentionBackward,
+  recordAttentionForward,
+  resolveAttentionShape,
+  runAttention,
+  runAttentionDecode,
+  type AttentionKernels,
+  type AttentionTile,
+} from '../../../src/ops/attention';
 import { runRope, type RopeDirection } from '../../../src/ops/rope';
 
 export interface AttentionCase {
@@ -12,6 +21,7 @@ export interface AttentionCase {
   headDim: number;
   scale?: number;
   tile?: AttentionTile;
+  kernels?: AttentionKernels;
   q: number[];
   k: number[];
   v: number[];
@@ -29,6 +39,7 @@ export async function attention(rt: GpuRuntime, input: AttentionCase) {
   });
   return {
     tile: r.tile,
+    kernels: r.kernels,
     out: Array.from(r.out),
     lse: Array.from(r.lse),
     dq: r.dq && Array.from(r.dq),
@@ -92,6 +103,28 @@ export function tileChoice(rt: GpuRuntime, input: { headDim: number }) {
     tile: attentionTile(limits, input.headDim),
     limit: limits.maxComputeWorkgroupStorageSize,
     tileAt16KiB: attentionTile(small as GPUSupportedLimits, input.headDim),
+  };
+}
+
+/** The default kernels for a shape on this GPU, and the entry points each kind dispatches (forward + backward). */
+export function kernelChoice(rt: GpuRuntime, shape: { batch: number; seqLen: number; numHeads: number; numKvHeads: number; headDim: number }) {
+  const entries = (kernels: AttentionKernels) => {
+    const size = (n: number) => rt.storage(n * 4);
+    const [q, k, v, pad, dout] = [size(1), size(1), size(1), size(1), size(1)];
+    const captured = rt.captureDispatches(() => {
+      const rec = rt.recorder('kernel-choice');
+      const fwd = recordAttentionForward(rt, rec, q, k, v, pad, { ...shape, kernels });
+      const g = recordAttentionBackward(rt, rec, fwd, dout);
+      rt.release(fwd.out, fwd.lse, g.dq, g.dk, g.dv);
+    });
+    rt.release(q, k, v, pad, dout);
+    return captured.map((d) => d.spec.entryPoint);
+  };
+  return {
+    software: rt.info.isFallback,
+    kernels: resolveAttentionShape(shape, rt.device.limits, rt.info.isFallback).kernels,
+    rows: entries('rows'),
+    tiles: entries('tiles'),
   };
 }
 
