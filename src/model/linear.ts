@@ -12,10 +12,27 @@ export interface LinearShape {
   layout: WeightLayout;
 }
 
-/** y [rows, out] = x W (+ bias); returns a pooled buffer. */
-export function linearForward(rt: GpuRuntime, rec: Recorder, x: GPUBuffer, w: GPUBuffer, bias: GPUBuffer | null, s: LinearShape): GPUBuffer {
-  const y = rt.storage(s.rows * s.outDim * 4, 'linear.y');
-  recordMatmul(rt, rec, { a: x, b: w, c: y, bias }, { m: s.rows, n: s.outDim, k: s.inDim, transB: s.layout === 'out_in' });
+/**
+ * y [rows, out] = x W (+ bias) (+ residual [rows, out], added in the same dispatch: a
+ * transformer's residual stream); returns a pooled buffer.
+ */
+export function linearForward(
+  rt: GpuRuntime,
+  rec: Recorder,
+  x: GPUBuffer,
+  w: GPUBuffer,
+  bias: GPUBuffer | null,
+  s: LinearShape,
+  residual: GPUBuffer | null = null,
+): GPUBuffer {
+  const y = rt.storage(s.rows * s.outDim * 4, residual ? 'linear.y_residual' : 'linear.y');
+  recordMatmul(rt, rec, { a: x, b: w, c: y, bias, extra: residual }, {
+    m: s.rows,
+    n: s.outDim,
+    k: s.inDim,
+    transB: s.layout === 'out_in',
+    epilogue: residual ? 'residual' : 'none',
+  });
   return y;
 }
 

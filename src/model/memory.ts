@@ -161,18 +161,17 @@ export function forwardBuffers(t: Tally, L: ModelLayout, batch: number, seqLen: 
     }
     t.add('attention out', R * qDim * F32);
     t.add('attention lse', batch * c.numHeads * seqLen * F32);
-    t.add('o', R * D * F32);
-    lora(layer, 'attention_output');
+    // The o and down projections write the residual stream directly (residual epilogue).
     t.add('residual', R * D * F32);
+    lora(layer, 'attention_output');
     t.add('norm2', R * D * F32);
     t.add('norm2 stats', R * 8);
     t.add('up', R * F * F32);
     if (L.llama) t.add('gate', R * F * F32);
     lora(layer, 'mlp_input');
     t.add('mlp hidden', R * F * F32);
-    t.add('down', R * D * F32);
-    lora(layer, 'mlp_hidden');
     t.add('layer out', R * D * F32);
+    lora(layer, 'mlp_hidden');
   }
   t.add('final norm', R * D * F32);
   t.add('final norm stats', R * 8);

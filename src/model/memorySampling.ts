@@ -81,11 +81,10 @@ export function prefillBuffers(L: ModelLayout, batch: number, seqLen: number, op
     const att = s.take('prefill attention out', R * qDim * F32);
     const lse = s.take('prefill attention lse', batch * c.numHeads * seqLen * F32);
     s.done(q, k, v, lse);
-    const o = s.take('prefill o', R * D * F32);
-    lora(layer, 'attention_output');
-    s.done(att);
+    // The o and down projections write the residual stream directly (residual epilogue).
     const x1 = s.take('prefill residual', R * D * F32);
-    s.done(x, o);
+    lora(layer, 'attention_output');
+    s.done(att, x);
     const n2 = s.take('prefill norm', R * D * F32);
     s.done(s.take('prefill norm stats', R * 8));
     const up = s.take('prefill up', R * F * F32);
@@ -94,11 +93,9 @@ export function prefillBuffers(L: ModelLayout, batch: number, seqLen: number, op
     s.done(n2);
     const hidden = s.take('prefill mlp hidden', R * F * F32);
     s.done(...gate, up);
-    const down = s.take('prefill down', R * D * F32);
-    lora(layer, 'mlp_hidden');
-    s.done(hidden);
     const out = s.take('prefill layer out', R * D * F32);
-    s.done(x1, down);
+    lora(layer, 'mlp_hidden');
+    s.done(hidden, x1);
     x = out;
   }
   const m = logits === 'all' ? R : batch;

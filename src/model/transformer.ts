@@ -13,7 +13,7 @@ import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
 import { recordAttentionBackward, recordAttentionForward, type AttentionForward } from '../ops/attention';
 import { recordEmbeddingBackward, recordEmbeddingForward } from '../ops/embedding';
-import { recordAdd, recordAccumulate } from '../ops/elementwise';
+import { recordAccumulate } from '../ops/elementwise';
 import { recordGeluBackward, recordGeluForward, recordSwigluBackward, recordSwigluForward } from '../ops/activation';
 import { dropoutSeed, type DropoutOptions } from '../ops/dropout';
 import { recordKvCacheWrite } from '../ops/kvCache';
@@ -491,11 +491,11 @@ export class Transformer {
     keep(attention.out);
     keep(attention.lse);
     done(q, k, v, attention.lse);
-    const o = keep(linearForward(rt, rec, attention.out, this.weight(l.o), this.opt(l.oBias, 'value'), s.o));
-    lora.push(...this.adaptForward(rec, run, index, 'attention_output', attention.out, { o }, rows, buffers));
-    done(attention.out);
-    const x1 = keep(recordAdd(rt, rec, x, o, rows * c.hiddenSize));
-    done(x, o);
+    // x1 = x + o(attention): the residual add is the projection's epilogue (one dispatch); an
+    // adapter on o adds its share into x1 afterwards, which is the same sum.
+    const x1 = keep(linearForward(rt, rec, attention.out, this.weight(l.o), this.opt(l.oBias, 'value'), s.o, x));
+    lora.push(...this.adaptForward(rec, run, index, 'attention_output', attention.out, { o: x1 }, rows, buffers));
+    done(attention.out, x);
     const norm2 = this.norm(rec, rows, x1, l.norm2, l.norm2Bias, c.hiddenSize, rt);
     keep(norm2.y);
     keep(norm2.stats);
@@ -507,11 +507,10 @@ export class Transformer {
     const count = rows * c.intermediateSize;
     const hidden = gate ? keep(recordSwigluForward(rt, rec, gate, up, count)) : keep(recordGeluForward(rt, rec, up, count));
     done(...(gate ? [gate, up] : [up]));
-    const down = keep(linearForward(rt, rec, hidden, this.weight(l.down), this.opt(l.downBias, 'value'), s.down));
-    lora.push(...this.adaptForward(rec, run, index, 'mlp_hidden', hidden, { down }, rows, buffers));
-    done(hidden);
-    const out = keep(recordAdd(rt, rec, x1, down, rows * c.hiddenSize));
-    done(x1, down);
+    // out = x1 + down(hidden), the residual add fused as above.
+    const out = keep(linearForward(rt, rec, hidden, this.weight(l.down), this.opt(l.downBias, 'value'), s.down, x1));
+    lora.push(...this.adaptForward(rec, run, index, 'mlp_hidden', hidden, { down: out }, rows, buffers));
+    done(hidden, x1);
     return { activations: { norm1, qNorm, kNorm, attention, norm2, up, gate, hidden, lora }, out };
   }
 

@@ -174,14 +174,14 @@ describe('memory estimate', () => {
     // Sampling is the KV cache (67.5 MiB) and 15 MiB more.
     expect(e.kvCache + e.sampling).toBeLessThan(90 * 1024 ** 2);
     // The whole batch in one update submission keeps every layer's activations of 1536 rows
-    // until it runs: 4.11 GiB in all.
+    // until it runs: 3.90 GiB in all (4.11 before the o/down projections wrote the residual stream directly).
     expect(e.activations).toBeGreaterThan(2.5 * GiB);
     expect(e.total).toBeGreaterThan(3.5 * GiB);
     expect(e.total).toBeLessThan(4.5 * GiB);
     const limits = { maxBufferSize: 4 * GiB, maxStorageBufferBindingSize: 2 * GiB };
     const verdict = checkFitsDevice(e, limits, 2 * GiB);
     expect(verdict.fits).toBe(false);
-    expect(verdict.message).toMatch(/^Training needs about 4\.\d+ GiB of GPU memory \(weights 5\d\d MiB, .*\), more than the 2\.00 GiB available: .*The largest buffer is logits \[1536 × 49152\] \(288 MiB\)\.$/);
+    expect(verdict.message).toMatch(/^Training needs about 3\.\d+ GiB of GPU memory \(weights 5\d\d MiB, .*\), more than the 2\.00 GiB available: .*The largest buffer is logits \[1536 × 49152\] \(288 MiB\)\.$/);
     // per_device_train_batch_size 2: four submissions of 2 × 192 rows. all-linear: 1.55 GiB
     // (1.47 GiB trimmed); PEFT's default targets (q_proj, v_proj): 1.49 GiB (1.40 GiB trimmed).
     for (const lora of [allLinear, { r: 16 }]) {
