@@ -168,7 +168,7 @@ export interface StepMetrics extends UpdateScalarMetrics {
   irt?: IrtMetrics;
   /** The black-box teacher's rubric induction after this step (src/rl/distill/blackBox.ts): the new version and its provenance, or why it failed; absent when none was due. */
   teacher_rubric?: TeacherRubricEvent;
-  /** rubric_evolution on: the rubric version this step was judged with, and the decision taken after it (src/rl/rubricEvolution.ts); absent otherwise. */
+  /** The rubric version this step was judged with when the run's rubric can change (rubric_evolution on, or the black_box teacher's induced versions); absent otherwise. rubric_evolution: the decision taken after the step (src/rl/rubricEvolution.ts). */
   rubric_version?: string;
   rubric_evolution?: RubricEvolutionEvent;
 }

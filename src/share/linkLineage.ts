@@ -20,16 +20,29 @@ export interface RunRubricVersion {
 }
 
 /**
- * The rubric versions a run trained on, oldest first (the starting rubric, then every accepted
- * evolution), or null when its rubric never evolved (or its steps do not say which version they
- * used, or an accepted version's rubric is missing).
+ * The rubric versions a run's evolution made, oldest first (the starting rubric, then every
+ * accepted rubric_evolution version), or null when its rubric never evolved (or its steps do not
+ * say which version they used, or an accepted version's rubric is missing).
+ *
+ * Evolution only: a version the black-box teacher induced (metrics.teacher_rubric) is no link
+ * lineage. Its steps name it in rubric_version too, but a link carries that run as its experiment
+ * (the base rubric and the teacher), whose recipient induces from the base again; pinning an
+ * induced version would induce on top of it. So a run whose rubric changed by induction (an
+ * induced event, or a step judged with a version no accepted evolution made) has null here.
  */
-export function runRubricVersions(startRubric: unknown, metrics: readonly Pick<StepMetrics, 'step' | 'rubric_version' | 'rubric_evolution'>[]): RunRubricVersion[] | null {
+export function runRubricVersions(
+  startRubric: unknown,
+  metrics: readonly Pick<StepMetrics, 'step' | 'rubric_version' | 'rubric_evolution' | 'teacher_rubric'>[],
+): RunRubricVersion[] | null {
   const steps = [...metrics].sort((a, b) => a.step - b.step);
   const start = steps[0]?.rubric_version;
   if (!start) return null;
+  if (steps.some((m) => m.teacher_rubric?.outcome === 'induced')) return null;
   const lineage = rubricLineage(start, steps.map((m) => m.rubric_evolution));
   if (lineage.length < 2) return null;
+  // Every step was judged with the version the lineage had in force at it (first_step order).
+  const inForce = (step: number) => lineage.filter((l) => l.first_step <= step).at(-1)!.version;
+  if (steps.some((m) => m.rubric_version !== undefined && m.rubric_version !== inForce(m.step))) return null;
   const rubrics = new Map<string, Rubric>([[start, parseRubric(startRubric)]]);
   for (const m of steps) {
     const e = m.rubric_evolution;

@@ -167,6 +167,8 @@ describe('black-box teacher (issue 11)', () => {
       expect(seen.writer[0]).toContain(TEACHER[prov.prompts[0]]);
       // Step 1: judged with the induced version; the fake's yes/no scored the induced criterion.
       expect(r.judged[1].version).toBe(v1);
+      // Each step's metrics name the version that judged it (label agreement follows the induced one).
+      expect([first.rubricVersion, second.rubricVersion]).toEqual([r.start, v1]);
       expect(Object.keys(second.passRates)).toEqual(['has_a', 'names_it']);
       expect(second.passRates.names_it).toBe(0.5);
       expect(r.judged[0].ids).toEqual(['has_a']);

@@ -67,13 +67,16 @@ export async function teacherContrasts(teacher: BlackBoxTeacher, rollouts: reado
 }
 
 /**
- * After step `step`: when due, induces a rubric from the teacher-vs-student contrasts of the
- * step's rollouts and makes it the context's rubric. Sets result.metrics.teacher_rubric. Nothing
- * without a black-box teacher. `generator` is the rubric writer (default: the context's).
+ * After step `step`: sets result.metrics.rubric_version (every step: the version that judged it,
+ * base or induced, as rubric_evolution does, so labels and label agreement follow an induced
+ * version), and when due, induces a rubric from the teacher-vs-student contrasts of the step's
+ * rollouts and makes it the context's rubric (result.metrics.teacher_rubric). Nothing without a
+ * black-box teacher. `generator` is the rubric writer (default: the context's).
  */
 export async function induceAfterStep(ctx: GrpoContext, step: number, result: StepResult, signal?: AbortSignal, generator?: { complete: Complete; name: string } | null): Promise<void> {
   const state = ctx.blackBox;
   if (!state || ctx.config.distillation.teacher !== 'black_box') return;
+  result.metrics.rubric_version = ctx.rubricVersion;
   if (!inductionDue(state, step, ctx.config.distillation.induce_every)) return;
   const writer = generator ?? (ctx.rubricGenerator ? { complete: ctx.rubricGenerator, name: ctx.modelJudge?.name ?? 'the judge' } : null);
   state.induced = true;

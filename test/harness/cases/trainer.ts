@@ -237,6 +237,7 @@ export async function blackBoxStored(rt: GpuRuntime, input: { url: string; respo
     steps: metrics.map((m) => ({
       step: m.step,
       passRates: m.rewards.criterion_pass_rate,
+      rubricVersion: m.rubric_version ?? null,
       event: m.teacher_rubric ? { ...m.teacher_rubric, rubric: m.teacher_rubric.rubric?.criteria.map((c) => c.id) ?? null } : null,
     })),
     checkpointVersion: state.induced_rubric?.version ?? null,

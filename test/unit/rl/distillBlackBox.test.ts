@@ -8,6 +8,7 @@ import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import { parseGrpoConfig } from '../../../src/rl/config';
 import { blackBoxState, inductionDue, induceAfterStep } from '../../../src/rl/distill/blackBox';
+import { labelAgreementView } from '../../../src/ui/lib/labelAgreementView';
 import { remoteTeacher, storedTeacher } from '../../../src/rl/distill/blackBoxTeacher';
 import { parseTeacherResponses, TeacherResponsesError } from '../../../src/rl/distill/teacherResponses';
 import type { GrpoContext, StepResult } from '../../../src/rl/grpoStep';
@@ -195,6 +196,32 @@ describe('the black_box teacher in a run', () => {
     expect(inductionDue({ induced: true }, 3, 2)).toBe(true);
     expect(inductionDue({ induced: true }, 2, 2)).toBe(false);
     expect(inductionDue({ induced: false }, 7, null)).toBe(true);
+  });
+
+  it('every step names the version that judged it (rubric_version): the base until the induction, the induced one after, so label agreement counts labels of the induced version', async () => {
+    const w = writer({ 'Sky?': criteriaJson(['names_cause', 'Names the physical cause']), 'Sea?': criteriaJson(['explains', 'Explains why']) });
+    const { ctx, version } = await runContext(config, w.complete);
+    const steps = [stepResult(0), stepResult(1)];
+    await induceAfterStep(ctx, 0, steps[0]);
+    await induceAfterStep(ctx, 1, steps[1]);
+    const induced = steps[0].metrics.teacher_rubric!.version!;
+    expect(induced).not.toBe(version);
+    // Step 0 was judged with the base rubric (the induction after it changes the next step's).
+    expect(steps.map((r) => r.metrics.rubric_version)).toEqual([version, induced]);
+    // The judge meta panel's versions (the run's rubric, then its steps'): a verdict labelled on
+    // step 1 is stored with the induced version, and now counts.
+    const labels = { [induced]: { marks: [], verdicts: [{ rollout: 'r/1/0/0', criterion: 'names_cause', score: 1, correct: false }] } };
+    const versions = [version, ...steps.map((r) => r.metrics.rubric_version!)];
+    expect(labelAgreementView(['on_topic'], labels, versions, 0.5)).toMatchObject([{ criterion_id: 'names_cause', n: 1, fp: 1 }]);
+    // A failed induction still names the version that judged the step; no teacher: nothing.
+    const failing = await runContext(config, async () => 'no JSON here');
+    const failed = stepResult(0);
+    await induceAfterStep(failing.ctx, 0, failed);
+    expect([failed.metrics.teacher_rubric?.outcome, failed.metrics.rubric_version]).toEqual(['failed', version]);
+    const off = await runContext(parseGrpoConfig({ num_generations: 2, generation_batch_size: 4 }), w.complete);
+    const plain = stepResult(0);
+    await induceAfterStep(off.ctx, 0, plain);
+    expect(plain.metrics.rubric_version).toBeUndefined();
   });
 
   it('a malformed reply leaves the rubric as it was and says why', async () => {

@@ -278,7 +278,7 @@ describe('rubric lineage (an evolved run\'s rubric in a link)', () => {
   const rollouts = (step: number, scores: (i: number) => number[]) => [0, 1, 2, 3].map((i) => ({ step, group: 0, prompt: 'p', completion: `c${i}`, scores: scores(i) }));
 
   /** A run of three steps with real prune decisions: 'short' goes after step 1, 'sun' after step 2; step 3 changes nothing. */
-  async function evolvedMetrics(): Promise<{ start: string; metrics: Pick<StepMetrics, 'step' | 'rubric_version' | 'rubric_evolution'>[]; events: RubricEvolutionEvent[] }> {
+  async function evolvedMetrics(): Promise<{ start: string; metrics: Pick<StepMetrics, 'step' | 'rubric_version' | 'rubric_evolution' | 'teacher_rubric'>[]; events: RubricEvolutionEvent[] }> {
     const start = await rubricVersion(parseRubric(START));
     const h = newEvolutionHistory(parseRubric(START), start);
     recordEvolutionStep(h, 0, rollouts(0, (i) => [1, i % 2, i >> 1]), 1);
@@ -314,6 +314,30 @@ describe('rubric lineage (an evolved run\'s rubric in a link)', () => {
     expect(versions.map((v) => v.rubric.criteria.map((c) => c.id))).toEqual([['short', 'moon', 'sun'], ['moon', 'sun'], ['moon']]);
     expect(runRubricVersions(START, [{ step: 0, rubric_version: start, rubric_evolution: events[2] }])).toBeNull();
     expect(runRubricVersions(START, [{ step: 0 }])).toBeNull();
+  });
+
+  it('evolution, not induction: a black-box teacher\'s induced versions (named by its steps\' rubric_version too) make no lineage, and a step judged with a version no evolution made voids it', async () => {
+    const { start, metrics, events } = await evolvedMetrics();
+    const induced = 'a'.repeat(64);
+    const provenance = { kind: 'teacher_contrast', teacher: 't', judge: 'j', base_version: start, prompts: ['p'], criteria: ['x'], step: 0 } as never;
+    // A black-box run: the base, then the induced version judges from step 1 (rubric_evolution off, so no decisions).
+    const blackBox = [
+      { step: 0, rubric_version: start, teacher_rubric: { step: 0, outcome: 'induced' as const, version: induced, provenance } },
+      { step: 1, rubric_version: induced },
+    ];
+    expect(runRubricVersions(START, blackBox)).toBeNull();
+    // Its pin link then carries the experiment's own rubric, with no lineage.
+    const share = await shareRubricLineage(experiment(), 'pin', runRubricVersions(START, blackBox));
+    expect([share.rubric_lineage, share.pinned]).toEqual([{ mode: 'pin' }, null]);
+    // Evolution decisions beside an induction (a run file can hold both): the lineage would leave
+    // the induced version out and name a wrong chain, so there is none.
+    expect(runRubricVersions(START, [...metrics.slice(0, 2), { ...metrics[2], teacher_rubric: { step: 2, outcome: 'induced', version: induced, provenance } }])).toBeNull();
+    expect(runRubricVersions(START, [...metrics, { step: 3, rubric_version: induced }])).toBeNull();
+    // A failed induction changes no version: the evolution lineage stands.
+    const withFailure = [...metrics.slice(0, 2), { ...metrics[2], teacher_rubric: { step: 2, outcome: 'failed' as const, version: null, provenance: null, error: 'x' } }];
+    expect(runRubricVersions(START, withFailure)!.map((v) => v.entry.version)).toEqual([start, events[0].version, events[1].version]);
+    // Steps judged with the version in force (the last step after the final decision too) keep it.
+    expect(runRubricVersions(START, [...metrics, { step: 3, rubric_version: events[1].version! }])!).toHaveLength(3);
   });
 
   it('pin carries the final version\'s criteria and the lineage summary (no rollouts, labels or keys); the recipient trains on it with evolution off', async () => {
