@@ -1,6 +1,6 @@
 // The rollout inspector's data: the last N steps' rollouts in memory, grouped by prompt, with
 // per-criterion verdicts and filters (by failed criterion, by prompt across steps).
-import type { RolloutRecord } from '../../rl/grpoStep';
+import type { RolloutRecord, StepMetrics } from '../../rl/grpoStep';
 import type { CriterionResult } from '../../rubric';
 
 export interface CriterionInfo {
@@ -23,6 +23,17 @@ export interface Chip {
   biased?: boolean;
   /** External grading (judge_external_fraction): the external judge's verdict, or the run judge's kept because the external call failed. */
   external?: 'graded' | 'failed';
+}
+
+/**
+ * The criteria a run's verdicts can name, first seen first: its rubric's, then those a later
+ * version added: an accepted rubric_evolution version's, or one the black-box teacher induced
+ * (teacher_rubric). A criterion a later version pruned stays (its chip reads "not judged this step").
+ */
+export function runCriteria(rubric: unknown, metrics: readonly Pick<StepMetrics, 'rubric_evolution' | 'teacher_rubric'>[]): CriterionInfo[] {
+  const own = (rubric as { criteria?: CriterionInfo[] } | undefined)?.criteria ?? [];
+  const later = metrics.flatMap((m) => [...(m.rubric_evolution?.rubric?.criteria ?? []), ...(m.teacher_rubric?.rubric?.criteria ?? [])]);
+  return [...own, ...later].filter((c, i, xs) => xs.findIndex((x) => x.id === c.id) === i).map((c) => ({ id: c.id, text: c.text, weight: c.weight }));
 }
 
 /** One chip per criterion: pass / fail against the threshold (pitfalls pass when not met). */
