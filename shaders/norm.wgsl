@@ -16,15 +16,18 @@
 //   forward            one workgroup per row:      x, gamma, beta, y, stats
 //   add_forward        one workgroup per row:      x, gamma, beta, y, stats, x2, sum (of x + x2)
 //   backward_input     one workgroup per row:      x, gamma, stats, dy, dx
-//   param_partials     (ceil(D/WG), chunks):       x, stats, dy, partials
-//   reduce_gamma       ceil(D/WG) (RMSNorm):       partials, dgamma
-//   reduce_gamma_beta  ceil(D/WG) (LayerNorm):     partials, dgamma, dbeta
+//   param_partials     (ceil(D/COLS), chunks):     x, stats, dy, partials
+//   reduce_gamma       ceil(D/COLS) (RMSNorm):     partials, dgamma
+//   reduce_gamma_beta  ceil(D/COLS) (LayerNorm):   partials, dgamma, dbeta
 // Each entry point declares its own resource variables; binding numbers are reused across
 // entry points (WGSL forbids aliasing only within one entry point's interface).
 
-// The launcher (src/ops/norm.ts normRowWorkgroup) rewrites this to 64 for the row kernels of
-// short rows; it must stay a power of two for the reduction trees.
+// Threads per row of the row kernels: the launcher (src/ops/norm.ts normRowThreads) rewrites
+// this per adapter and row length (4 on a software adapter, where a workgroup of one SIMD group
+// makes the barriers free). It must stay a power of two for the reduction trees.
 const WG: u32 = 256u;
+// Threads (columns) per workgroup of the column kernels (param_*, reduce_*), never rewritten.
+const COLS: u32 = 256u;
 
 struct Params {
   rows: u32,
@@ -195,16 +198,10 @@ fn add_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   }
 }
 
-@compute @workgroup_size(WG)
-fn backward_input(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                  @builtin(local_invocation_index) tid: u32) {
-  let row = wid.x + wid.y * nwg.x;
-  if (row >= params.rows) { return; }
+// Per-row means of g = dy * gamma and of g * xhat (the first is 0 for RMSNorm). Call from
+// uniform control flow.
+fn backward_means(tid: u32, base: u32, mean: f32, rstd: f32) -> vec2<f32> {
   let dim = params.dim;
-  let base = row * dim;
-  let mean = stats[2u * row];
-  let rstd = stats[2u * row + 1u];
-
   var sum_g = 0.0;
   var sum_gx = 0.0;
   for (var i = tid; i < dim; i += WG) {
@@ -214,16 +211,31 @@ fn backward_input(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
   }
   let sums = workgroup_sum2(tid, sum_g, sum_gx);
   let inv_dim = 1.0 / f32(dim);
-  let mean_g = select(0.0, sums.x * inv_dim, params.center == 1u);
-  let mean_gx = sums.y * inv_dim;
-  for (var i = tid; i < dim; i += WG) {
-    let g = dy[base + i] * gamma[i];
-    let xhat = (x[base + i] - mean) * rstd;
-    dx[base + i] = rstd * (g - mean_g - xhat * mean_gx);
-  }
+  return vec2<f32>(select(0.0, sums.x * inv_dim, params.center == 1u), sums.y * inv_dim);
+}
+
+// The norm's dx at base + i (column i), given the row's backward_means.
+fn backward_value(base: u32, i: u32, mean: f32, rstd: f32, means: vec2<f32>) -> f32 {
+  let g = dy[base + i] * gamma[i];
+  let xhat = (x[base + i] - mean) * rstd;
+  return rstd * (g - means.x - xhat * means.y);
 }
 
 @compute @workgroup_size(WG)
+fn backward_input(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                  @builtin(local_invocation_index) tid: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= params.rows) { return; }
+  let base = row * params.dim;
+  let mean = stats[2u * row];
+  let rstd = stats[2u * row + 1u];
+  let means = backward_means(tid, base, mean, rstd);
+  for (var i = tid; i < params.dim; i += WG) {
+    dx[base + i] = backward_value(base, i, mean, rstd, means);
+  }
+}
+
+@compute @workgroup_size(COLS)
 fn param_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
   let col = gid.x;
   let dim = params.dim;
@@ -231,6 +243,14 @@ fn param_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgr
   let chunk = wid.y;
   let first = chunk * params.chunk_rows;
   let last = min(first + params.chunk_rows, params.rows);
+  let sums = column_sums(col, first, last);
+  partials_out[2u * chunk * dim + col] = sums.x;
+  partials_out[(2u * chunk + 1u) * dim + col] = sums.y;
+}
+
+// (sum of dy * xhat, sum of dy) over rows first..last-1 of column col, in row order.
+fn column_sums(col: u32, first: u32, last: u32) -> vec2<f32> {
+  let dim = params.dim;
   var sum_gx = 0.0;
   var sum_g = 0.0;
   // Neighbouring threads read neighbouring columns of one row: coalesced.
@@ -239,8 +259,7 @@ fn param_partials(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgr
     sum_gx += g * (x[r * dim + col] - part_stats[2u * r]) * part_stats[2u * r + 1u];
     sum_g += g;
   }
-  partials_out[2u * chunk * dim + col] = sum_gx;
-  partials_out[(2u * chunk + 1u) * dim + col] = sum_g;
+  return vec2<f32>(sum_gx, sum_g);
 }
 
 // Sum over chunks, in chunk order, of partials[chunk, part, col].
@@ -250,7 +269,7 @@ fn sum_chunks(part: u32, col: u32) -> f32 {
   return s;
 }
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(COLS)
 fn reduce_gamma(@builtin(global_invocation_id) gid: vec3<u32>) {
   let col = gid.x;
   if (col >= params.dim) { return; }
@@ -258,7 +277,7 @@ fn reduce_gamma(@builtin(global_invocation_id) gid: vec3<u32>) {
   dgamma[col] = select(g, dgamma[col] + g, params.accumulate == 1u);
 }
 
-@compute @workgroup_size(WG)
+@compute @workgroup_size(COLS)
 fn reduce_gamma_beta(@builtin(global_invocation_id) gid: vec3<u32>) {
   let col = gid.x;
   if (col >= params.dim) { return; }

@@ -7,7 +7,8 @@ import type { Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import { checkBinding } from './elementwise';
 
-const WORKGROUP = 256;
+/** Threads (columns) per workgroup of the column kernels (COLS in the shader). */
+const COLUMNS = 256;
 /** Rows summed by one partial of dgamma/dbeta (the first of the two reduction dispatches). */
 const PARTIAL_ROWS = 32;
 const READ = 'read-only-storage';
@@ -20,32 +21,48 @@ function spec(entryPoint: string, bindings: KernelSpec['bindings']): KernelSpec 
 }
 
 /**
- * Threads per row of the row kernels (forward, backward_input) for rows of `dim` values. Each
- * row is one workgroup with two barrier trees; a 256-thread tree over a 128-value row was
- * mostly idle threads and barriers (on a software adapter 42-46% of a training step sat in
- * these kernels; 64 threads made the 8x128 step 1.57x faster). Long rows keep 256.
+ * Threads per row of the row kernels (forward, add_forward, backward_input) for rows of
+ * `dim` values. Each row is one workgroup with barrier trees. On a software adapter
+ * (SwiftShader) a barrier costs a switch per SIMD group of 4 invocations, so a row's
+ * workgroup is one such group: interleaved on SwiftShader (fwd + bwd, D = 128 and 576, rows 64
+ * and 1024) 4 threads ran 3-8x faster than 64, and 64 ten times faster than 256; 2 or 1
+ * were slower. On other adapters: the smallest power of two >= dim / 4, in [32, 256] (about 4
+ * values a thread; not measured here, there was no hardware adapter).
  */
-export function normRowWorkgroup(dim: number): number {
-  return dim <= 1024 ? 64 : WORKGROUP;
+export function normRowThreads(dim: number, software: boolean): number {
+  if (software) return 4;
+  let threads = 32;
+  while (threads < 256 && threads * 4 < dim) threads *= 2;
+  return threads;
 }
 
-const ROW_SPECS = new Map<number, { forward: KernelSpec; addForward: KernelSpec; backward: KernelSpec }>();
+interface RowKernels {
+  forward: KernelSpec;
+  addForward: KernelSpec;
+  backward: KernelSpec;
+}
+const ROW_SPECS = new Map<number, RowKernels>();
 
-/** The row kernels compiled with WG = normRowWorkgroup(dim) (one spec object per size, so the pipeline cache hits by identity). */
-function rowKernels(dim: number): { forward: KernelSpec; addForward: KernelSpec; backward: KernelSpec } {
-  const wg = normRowWorkgroup(dim);
-  let specs = ROW_SPECS.get(wg);
+/** The row kernels compiled with WG = `threads` (one spec object per size, so the pipeline cache hits by identity). */
+function rowKernels(threads: number): RowKernels {
+  let specs = ROW_SPECS.get(threads);
   if (!specs) {
-    const sized = wg === WORKGROUP ? code : code.replace(`const WG: u32 = ${WORKGROUP}u;`, `const WG: u32 = ${wg}u;`);
-    if (sized === code && wg !== WORKGROUP) throw new Error('norm.wgsl: the workgroup size constant was not found');
+    const constant = 'const WG: u32 = 256u;';
+    if (!code.includes(constant)) throw new Error('norm.wgsl: the workgroup size constant was not found');
+    const sized = code.replace(constant, `const WG: u32 = ${threads}u;`);
     specs = {
       forward: { name: 'norm', code: sized, entryPoint: 'forward', bindings: ['uniform', READ, READ, READ, 'storage', 'storage'] },
       addForward: { name: 'norm', code: sized, entryPoint: 'add_forward', bindings: ['uniform', READ, READ, READ, 'storage', 'storage', READ, 'storage'] },
       backward: { name: 'norm', code: sized, entryPoint: 'backward_input', bindings: ['uniform', READ, READ, READ, READ, 'storage'] },
     };
-    ROW_SPECS.set(wg, specs);
+    ROW_SPECS.set(threads, specs);
   }
   return specs;
+}
+
+/** The row kernels for this shape on this adapter (shape.threads when given). */
+function rowKernelsFor(rt: GpuRuntime, shape: NormShape): RowKernels {
+  return rowKernels(shape.threads ?? normRowThreads(shape.dim, rt.info.isFallback));
 }
 const PARAM_PARTIALS = spec('param_partials', ['uniform', READ, READ, READ, 'storage']);
 const REDUCE_GAMMA = spec('reduce_gamma', ['uniform', READ, 'storage']);
@@ -59,6 +76,11 @@ export interface NormShape {
   dim: number;
   /** Added to the variance (LayerNorm) or the mean square (RMSNorm) under the square root. */
   eps: number;
+  /**
+   * Threads per row of the row kernels, a power of two up to 256; default normRowThreads for
+   * this adapter. Tests set it to run the other adapters' sizes here.
+   */
+  threads?: number;
 }
 
 /** Buffers of a recorded forward pass; the backward pass reads x, gamma and stats. */
@@ -95,6 +117,10 @@ export function validateNormShape(shape: NormShape, maxBindingBytes: number): vo
   if (!Number.isInteger(rows) || rows < 1) throw new RangeError(`rows must be a positive integer, got ${rows}`);
   if (!Number.isInteger(dim) || dim < 1) throw new RangeError(`dim must be a positive integer, got ${dim}`);
   if (!(eps >= 0) || !Number.isFinite(eps)) throw new RangeError(`eps must be a finite number >= 0, got ${eps}`);
+  const { threads } = shape;
+  if (threads !== undefined && !(Number.isInteger(threads) && threads >= 1 && threads <= 256 && (threads & (threads - 1)) === 0)) {
+    throw new RangeError(`threads must be a power of two from 1 to 256, got ${threads}`);
+  }
   const limit = Math.min(maxBindingBytes, 2 ** 32 - 4);
   if (rows * dim * 4 > limit) {
     throw new RangeError(
@@ -143,8 +169,8 @@ export function recordNormForward(
   const stats = rt.storage(rows * 8, `${kind}.stats`);
   const [gx, gy] = rt.grid(rows);
   // RMSNorm binds gamma in beta's slot; the kernel never reads it there.
-  rec.dispatch(rt.pipeline(rowKernels(dim).forward), [rec.uniform(paramsFor(shape, 0, false)), x, gamma, beta ?? gamma, y, stats], gx, gy);
-  return { kind, rows, dim, eps: shape.eps, x, gamma, beta, y, stats };
+  rec.dispatch(rt.pipeline(rowKernelsFor(rt, shape).forward), [rec.uniform(paramsFor(shape, 0, false)), x, gamma, beta ?? gamma, y, stats], gx, gy);
+  return { kind, rows, dim, eps: shape.eps, threads: shape.threads, x, gamma, beta, y, stats };
 }
 
 /**
@@ -174,8 +200,8 @@ export function recordAddNormForward(
   const stats = rt.storage(rows * 8, `${kind}.stats`);
   const [gx, gy] = rt.grid(rows);
   const params = rec.uniform(paramsFor(shape, 0, false));
-  rec.dispatch(rt.pipeline(rowKernels(dim).addForward), [params, a, gamma, beta ?? gamma, y, stats, b, sum], gx, gy);
-  return { kind, rows, dim, eps: shape.eps, x: sum, gamma, beta, y, stats };
+  rec.dispatch(rt.pipeline(rowKernelsFor(rt, shape).addForward), [params, a, gamma, beta ?? gamma, y, stats, b, sum], gx, gy);
+  return { kind, rows, dim, eps: shape.eps, threads: shape.threads, x: sum, gamma, beta, y, stats };
 }
 
 /**
@@ -204,20 +230,17 @@ export function recordNormBackward(
 
   const dx = rt.storage(rows * dim * 4, `${kind}.dx`);
   const [gx, gy] = rt.grid(rows);
-  rec.dispatch(rt.pipeline(rowKernels(dim).backward), [params, fwd.x, fwd.gamma, fwd.stats, dy, dx], gx, gy);
+  const kernels = rowKernelsFor(rt, fwd);
+  rec.dispatch(rt.pipeline(kernels.backward), [params, fwd.x, fwd.gamma, fwd.stats, dy, dx], gx, gy);
 
-  const columns = Math.ceil(dim / WORKGROUP);
+  const columns = Math.ceil(dim / COLUMNS);
+  const dGamma = accumulateInto?.dGamma ?? rt.storage(dim * 4, `${kind}.dgamma`);
+  const dBeta = layer ? (accumulateInto?.dBeta ?? rt.storage(dim * 4, `${kind}.dbeta`)) : null;
   const partials = rec.scratch(chunks * 2 * dim * 4, `${kind}.partials`);
   rec.dispatch(rt.pipeline(PARAM_PARTIALS), [params, fwd.x, fwd.stats, dy, partials], columns, chunks);
-
-  const dGamma = accumulateInto?.dGamma ?? rt.storage(dim * 4, `${kind}.dgamma`);
-  if (layer) {
-    const dBeta = accumulateInto?.dBeta ?? rt.storage(dim * 4, `${kind}.dbeta`);
-    rec.dispatch(rt.pipeline(REDUCE_GAMMA_BETA), [params, partials, dGamma, dBeta], columns);
-    return { dx, dGamma, dBeta };
-  }
-  rec.dispatch(rt.pipeline(REDUCE_GAMMA), [params, partials, dGamma], columns);
-  return { dx, dGamma, dBeta: null };
+  if (dBeta) rec.dispatch(rt.pipeline(REDUCE_GAMMA_BETA), [params, partials, dGamma, dBeta], columns);
+  else rec.dispatch(rt.pipeline(REDUCE_GAMMA), [params, partials, dGamma], columns);
+  return { dx, dGamma, dBeta };
 }
 
 export interface NormHostInput extends NormShape {

@@ -57,6 +57,8 @@ interface NormInput {
   dy: number[];
   dGammaInit?: number[];
   dBetaInit?: number[];
+  /** Threads per row of the row kernels (default: this adapter's, 4 on SwiftShader). */
+  threads?: number;
 }
 
 function randomNorm(kind: NormInput['kind'], seed: number, rows: number, dim: number, offset = 0): NormInput {
@@ -78,7 +80,7 @@ async function checkNorm(input: NormInput) {
   const problem: NormProblem = { ...input };
   const ref = normForwardRef(problem);
   const grads = normBackwardRef(problem, input.dy);
-  const tag = `${input.kind} ${input.rows}x${input.dim}`;
+  const tag = `${input.kind} ${input.rows}x${input.dim}${input.threads ? ` (${input.threads} threads)` : ''}`;
   expectClose(out.y, ref.y, NORM_TOL, `${tag} y`);
   expectClose(out.mean, ref.mean, NORM_TOL, `${tag} mean`);
   expectClose(out.rstd, ref.rstd, NORM_TOL, `${tag} rstd`);
@@ -120,8 +122,8 @@ describe('residual add fused into the norm (decode)', () => {
 
 describe('norm kernels (WGSL) vs float64 twin', () => {
   for (const kind of ['layernorm', 'rmsnorm'] as const) {
-    // Rows 70 = 2 full partial chunks of 32 + 6; dims below, at and over the row kernels'
-    // workgroup (64 threads up to D = 1024, 256 beyond: normRowWorkgroup).
+    // 300 rows = 9 full partial chunks of 32 + 12, 70 = 2 + 6. Dims below, at and over the row kernels' workgroup (4 threads here,
+    // a software adapter: normRowThreads), and D = 1.
     for (const [seed, rows, dim] of [
       [1, 1, 2],
       [2, 7, 33],
@@ -131,9 +133,24 @@ describe('norm kernels (WGSL) vs float64 twin', () => {
       [6, 70, 40],
       [7, 4, 65],
       [8, 3, 1100],
+      [9, 3, 1],
+      [10, 300, 6],
     ] as const) {
       it(`${kind}: random ${rows} x ${dim}`, async () => {
         await checkNorm(randomNorm(kind, seed * 10 + (kind === 'layernorm' ? 0 : 1), rows, dim));
+      });
+    }
+
+    // The sizes other adapters get (normRowThreads: 32 to 256 by dim), run here too.
+    for (const [seed, rows, dim, threads] of [
+      [11, 1, 1, 32],
+      [12, 7, 33, 32],
+      [13, 5, 130, 64],
+      [14, 3, 1100, 256],
+      [15, 300, 6, 64],
+    ] as const) {
+      it(`${kind}: random ${rows} x ${dim} with ${threads} threads per row`, async () => {
+        await checkNorm({ ...randomNorm(kind, seed * 10 + (kind === 'layernorm' ? 0 : 1), rows, dim), threads });
       });
     }
 
@@ -152,6 +169,26 @@ describe('norm kernels (WGSL) vs float64 twin', () => {
       expect(b).toEqual(a);
     });
   }
+
+  it('dispatches: threads per row by adapter and dim', async () => {
+    const one = await run('normDispatches', { kind: 'layernorm', rows: 64, dim: 128 });
+    // [hardware, software]: about 4 values a thread in [32, 256]; 4 on a software adapter.
+    expect(one.threadsByDim).toEqual({ 1: [32, 4], 128: [32, 4], 129: [64, 4], 576: [256, 4], 1024: [256, 4], 4096: [256, 4] });
+    const rowThreads = one.software ? 4 : 32;
+    expect(one.dispatches).toEqual([
+      { entryPoint: 'forward', wg: rowThreads, workgroups: 64 },
+      { entryPoint: 'backward_input', wg: rowThreads, workgroups: 64 },
+      { entryPoint: 'param_partials', wg: 256, workgroups: 2 },
+      { entryPoint: 'reduce_gamma_beta', wg: 256, workgroups: 1 },
+    ]);
+    const two = await run('normDispatches', { kind: 'rmsnorm', rows: 257, dim: 300, threads: 64 });
+    expect(two.dispatches).toEqual([
+      { entryPoint: 'forward', wg: 64, workgroups: 257 },
+      { entryPoint: 'backward_input', wg: 64, workgroups: 257 },
+      { entryPoint: 'param_partials', wg: 256, workgroups: 2 * 9 },
+      { entryPoint: 'reduce_gamma', wg: 256, workgroups: 2 },
+    ]);
+  });
 
   it('layernorm: constant rows give rstd = 1/sqrt(eps) (large, finite) and y = beta exactly', async () => {
     const dim = 33;
@@ -388,6 +425,7 @@ describe('bad shapes and ids are rejected with a RangeError naming the argument'
       'eps negative': /eps must be a finite number >= 0/,
       'accumulate without dBeta': /needs dBeta/,
       'dy too small': /dy holds \d+ values, needs 128/,
+      'threads 3': /threads must be a power of two from 1 to 256, got 3/,
       'gelu count 0': /count must be a positive integer/,
       'gelu x too small': /x holds \d+ values, needs 100/,
       'embedding table too small': /table holds \d+ values, needs 120/,

@@ -1,7 +1,7 @@
 // Page-side cases for test/browser/layers.test.ts (norms, activations, embedding, elementwise),
 // run through harness.runModule. Inputs and outputs are plain JSON-able data (number arrays).
 import type { GpuRuntime } from '../../../src/gpu/runtime';
-import { runNorm, recordAddNormForward, recordNormForward, recordNormBackward, type NormKind } from '../../../src/ops/norm';
+import { runNorm, recordAddNormForward, recordNormForward, recordNormBackward, normRowThreads, type NormKind } from '../../../src/ops/norm';
 import { runGelu, runSwiglu, recordGeluForward } from '../../../src/ops/activation';
 import { runEmbedding, recordEmbeddingForward, recordEmbeddingBackward } from '../../../src/ops/embedding';
 import { runElementwise, recordAccumulate, recordAdd, type ElementwiseOp } from '../../../src/ops/elementwise';
@@ -21,6 +21,7 @@ export interface NormCase {
   dy?: number[];
   dGammaInit?: number[];
   dBetaInit?: number[];
+  threads?: number;
 }
 
 export async function norm(rt: GpuRuntime, c: NormCase) {
@@ -132,6 +133,34 @@ export async function addNorm(rt: GpuRuntime, c: NormCase & { b: number[] }) {
   return { fused: { sum: fSum, y: fY, stats: fStats }, apart: { sum: aSum, y: aY, stats: aStats } };
 }
 
+/**
+ * The dispatches a norm forward + backward would make (captured, nothing runs): entry point,
+ * threads per workgroup (the WG the kernel was compiled with) and workgroups; with this
+ * adapter's software flag and normRowThreads at a few dims.
+ */
+export function normDispatches(rt: GpuRuntime, c: { kind: NormKind; rows: number; dim: number; threads?: number }) {
+  const { kind, rows, dim } = c;
+  const x = rt.storage(rows * dim * 4, 'x');
+  const gamma = rt.storage(dim * 4, 'gamma');
+  const made: GPUBuffer[] = [];
+  const captured = rt.captureDispatches(() => {
+    const rec = rt.recorder('norm.capture');
+    const fwd = recordNormForward(rt, rec, { kind, rows, dim, eps: 1e-5, threads: c.threads }, x, gamma, kind === 'layernorm' ? gamma : null);
+    const g = recordNormBackward(rt, rec, fwd, x);
+    made.push(fwd.y, fwd.stats, g.dx, g.dGamma, ...(g.dBeta ? [g.dBeta] : []));
+  });
+  rt.release(x, gamma, ...made);
+  return {
+    software: rt.info.isFallback,
+    threadsByDim: Object.fromEntries([1, 128, 129, 576, 1024, 4096].map((d) => [d, [normRowThreads(d, false), normRowThreads(d, true)]])),
+    dispatches: captured.map((d) => ({
+      entryPoint: d.spec.entryPoint,
+      wg: Number(/const WG: u32 = (\d+)u;/.exec(d.spec.code)?.[1]),
+      workgroups: d.workgroups,
+    })),
+  };
+}
+
 const CASES = { norm, gelu, swiglu, embedding, elementwise } as const;
 
 /** Runs one case and reports a thrown error's class and message instead of rejecting. */
@@ -176,6 +205,7 @@ export async function recordErrors(rt: GpuRuntime): Promise<Record<string, strin
   const fakeForward = { ...shape, rows: 8, x: big, gamma: big, beta: big, y: big, stats: big };
   check('accumulate without dBeta', () => recordNormBackward(rt, rec, fakeForward, big, { dGamma: big }));
   check('dy too small', () => recordNormBackward(rt, rec, fakeForward, small));
+  check('threads 3', () => recordNormForward(rt, rec, { ...shape, threads: 3 }, big, big, big));
   check('gelu count 0', () => recordGeluForward(rt, rec, big, 0));
   check('gelu x too small', () => recordGeluForward(rt, rec, small, 100));
   check('embedding table too small', () => recordEmbeddingForward(rt, rec, { tokens: 4, dim: 4, vocab: 30 }, ids, small));
