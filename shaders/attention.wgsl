@@ -443,12 +443,22 @@ fn backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
 // (backward_dkdv_rows), no workgroup memory and no barriers. On a software adapter a barrier
 // switches every group of SIMD lanes of the workgroup, which cost more than the tiles saved;
 // the rows of a workgroup read the same keys in the same order (one cache line for all).
+// Rows are read as vec4 (DH % 4 == 0; the launcher uses tiles otherwise).
 // The backward's row statistics are [lse (B Hq T) | D (B Hq T)]: the launcher copies lse in,
 // backward_dq_rows writes D_i = dout_i . out_i (no prologue dispatch), backward_dkdv_rows reads both.
-const MAX_DH: u32 = 128u;
+const MAX_DH4: u32 = 32u;
 override ROW_WG: u32 = 64u;
+override DH4: u32 = DH / 4u;
+@group(0) @binding(1) var<storage, read> q4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> k4: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> v4: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> out4: array<vec4<f32>>;
 // backward_dq_rows: out is read, the row statistics (lse, D) written.
-@group(0) @binding(5) var<storage, read> row_out: array<f32>;
+@group(0) @binding(5) var<storage, read> row_out4: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> dout4: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> dq4: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> dk4: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> dv4: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read_write> row_stats: array<f32>;
 
 /** Forward and dq: row = (b * Hq + h) * T + i. dkdv: row = (b * Hkv + kvh) * T + j. */
@@ -456,6 +466,27 @@ fn row_of(wid: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
   return (wid.x + wid.y * nwg.x) * ROW_WG + lid;
 }
 
+/** Index of vec4 0 of token t, head `head` of sequence b in a [B, T, heads, DH] tensor. */
+fn token_base4(b: u32, t: u32, heads: u32, head: u32) -> u32 {
+  return ((b * params.seq_len + t) * heads + head) * DH4;
+}
+
+fn hsum(x: vec4<f32>) -> f32 {
+  return (x.x + x.y) + (x.z + x.w);
+}
+
+fn exp_keep_nan4(x: vec4<f32>) -> vec4<f32> {
+  let nan = (bitcast<vec4<u32>>(x) & vec4<u32>(0x7fffffffu)) > vec4<u32>(0x7f800000u);
+  return select(exp(x), x, nan);
+}
+
+fn poisons4(s: vec4<f32>) -> vec4<bool> {
+  return vec4<bool>(poisons(s.x), poisons(s.y), poisons(s.z), poisons(s.w));
+}
+
+// The row kernels take 4 keys (forward, dq) or 4 queries (dkdv) a step: each private row
+// element is loaded and stored once per 4 products. A step past the last key or query
+// repeats the last one (in bounds) with weight 0.
 @compute @workgroup_size(ROW_WG)
 fn forward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                 @builtin(local_invocation_index) lid: u32) {
@@ -469,42 +500,61 @@ fn forward_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
   let b = row / (T * Hq);
   let kvh = h / (Hq / Hkv);
   let p0 = first_key(b);
-  let base = token_base(b, i, Hq, h);
+  let base = token_base4(b, i, Hq, h);
   if (i < p0) {
-    for (var d = 0u; d < DH; d++) { out[base + d] = 0.0; }
+    for (var d = 0u; d < DH4; d++) { out4[base + d] = vec4<f32>(0.0); }
     lse[row] = 0.0;
     return;
   }
-  var qs: array<f32, MAX_DH>;
-  var acc: array<f32, MAX_DH>;
-  for (var d = 0u; d < DH; d++) { qs[d] = q[base + d] * params.scale; }
+  var qs: array<vec4<f32>, MAX_DH4>;
+  var acc: array<vec4<f32>, MAX_DH4>;
+  for (var d = 0u; d < DH4; d++) { qs[d] = q4[base + d] * params.scale; }
   var m = LOWEST; // finite, so exp(m - s) never meets inf - inf
   var l = 0.0;
   var poisoned = false;
-  for (var j = p0; j <= i; j++) {
-    let kb = token_base(b, j, Hkv, kvh);
-    var s = 0.0;
-    for (var d = 0u; d < DH; d++) { s += qs[d] * k[kb + d]; }
-    if (poisons(s)) {
-      poisoned = true;
-      continue;
+  let kv0 = token_base4(b, 0u, Hkv, kvh);
+  let kv_step = Hkv * DH4; // vec4s from one token to the next
+  for (var j = p0; j <= i; j += 4u) {
+    let kb0 = kv0 + j * kv_step;
+    let kb1 = kv0 + min(j + 1u, i) * kv_step;
+    let kb2 = kv0 + min(j + 2u, i) * kv_step;
+    let kb3 = kv0 + min(j + 3u, i) * kv_step;
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
+    for (var d = 0u; d < DH4; d++) {
+      let x = qs[d];
+      a0 += x * k4[kb0 + d];
+      a1 += x * k4[kb1 + d];
+      a2 += x * k4[kb2 + d];
+      a3 += x * k4[kb3 + d];
     }
+    let s = vec4<f32>(hsum(a0), hsum(a1), hsum(a2), hsum(a3));
+    let valid = vec4<u32>(j) + vec4<u32>(0u, 1u, 2u, 3u) <= vec4<u32>(i);
+    let bad = poisons4(s);
+    poisoned = poisoned || any(valid & bad);
+    let keep = valid & !bad;
+    let sm = select(vec4<f32>(LOWEST), s, keep);
+    let m_blk = max(max(sm.x, sm.y), max(sm.z, sm.w));
     // Online softmax, rescaling only when the running maximum grows.
-    if (s > m) {
-      let alpha = exp(m - s);
+    if (m_blk > m) {
+      let alpha = exp(m - m_blk);
       l *= alpha;
-      for (var d = 0u; d < DH; d++) { acc[d] *= alpha; }
-      m = s;
+      for (var d = 0u; d < DH4; d++) { acc[d] *= alpha; }
+      m = m_blk;
     }
-    let p = exp(s - m);
-    l += p;
-    for (var d = 0u; d < DH; d++) { acc[d] += p * v[kb + d]; }
+    let p = select(vec4<f32>(0.0), exp(sm - m), keep);
+    l += hsum(p);
+    for (var d = 0u; d < DH4; d++) {
+      acc[d] += p.x * v4[kb0 + d] + p.y * v4[kb1 + d] + p.z * v4[kb2 + d] + p.w * v4[kb3 + d];
+    }
   }
   // Key i is visible, so l >= 1 unless every score is -inf (NaN, as in torch).
   let nan_row = poisoned || l == 0.0;
   let nan = quiet_nan(bitcast<u32>(l));
   let inv = 1.0 / l;
-  for (var d = 0u; d < DH; d++) { out[base + d] = select(acc[d] * inv, nan, nan_row); }
+  for (var d = 0u; d < DH4; d++) { out4[base + d] = select(acc[d] * inv, vec4<f32>(nan), nan_row); }
   lse[row] = select(m + log(l), nan, nan_row);
 }
 
@@ -522,36 +572,61 @@ fn backward_dq_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgrou
   let b = row / (T * Hq);
   let kvh = h / (Hq / Hkv);
   let p0 = first_key(b);
-  let base = token_base(b, i, Hq, h);
+  let base = token_base4(b, i, Hq, h);
   if (i < p0) {
-    for (var d = 0u; d < DH; d++) { dq[base + d] = 0.0; }
+    for (var d = 0u; d < DH4; d++) { dq4[base + d] = vec4<f32>(0.0); }
     row_stats[rows + row] = 0.0;
     return;
   }
-  var qs: array<f32, MAX_DH>;
-  var gs: array<f32, MAX_DH>;
-  var acc: array<f32, MAX_DH>;
-  var delta = 0.0;
-  for (var d = 0u; d < DH; d++) {
-    let g = dout[base + d];
+  var qs: array<vec4<f32>, MAX_DH4>;
+  var gs: array<vec4<f32>, MAX_DH4>;
+  var acc: array<vec4<f32>, MAX_DH4>;
+  var delta4 = vec4<f32>(0.0);
+  for (var d = 0u; d < DH4; d++) {
+    let g = dout4[base + d];
     gs[d] = g;
-    delta += g * row_out[base + d];
-    qs[d] = q[base + d] * params.scale;
+    delta4 += g * row_out4[base + d];
+    qs[d] = q4[base + d] * params.scale;
   }
+  let delta = hsum(delta4);
   row_stats[rows + row] = delta;
   let row_lse = row_stats[row];
-  for (var j = p0; j <= i; j++) {
-    let kb = token_base(b, j, Hkv, kvh);
-    var s = 0.0;
-    var dp = 0.0;
-    for (var d = 0u; d < DH; d++) {
-      s += qs[d] * k[kb + d];
-      dp += gs[d] * v[kb + d];
+  let kv0 = token_base4(b, 0u, Hkv, kvh);
+  let kv_step = Hkv * DH4;
+  for (var j = p0; j <= i; j += 4u) {
+    let kb0 = kv0 + j * kv_step;
+    let kb1 = kv0 + min(j + 1u, i) * kv_step;
+    let kb2 = kv0 + min(j + 2u, i) * kv_step;
+    let kb3 = kv0 + min(j + 3u, i) * kv_step;
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
+    var c0 = vec4<f32>(0.0);
+    var c1 = vec4<f32>(0.0);
+    var c2 = vec4<f32>(0.0);
+    var c3 = vec4<f32>(0.0);
+    for (var d = 0u; d < DH4; d++) {
+      let x = qs[d];
+      let g = gs[d];
+      a0 += x * k4[kb0 + d];
+      a1 += x * k4[kb1 + d];
+      a2 += x * k4[kb2 + d];
+      a3 += x * k4[kb3 + d];
+      c0 += g * v4[kb0 + d];
+      c1 += g * v4[kb1 + d];
+      c2 += g * v4[kb2 + d];
+      c3 += g * v4[kb3 + d];
     }
-    let ds = exp_keep_nan(s - row_lse) * (dp - delta);
-    for (var d = 0u; d < DH; d++) { acc[d] += ds * k[kb + d]; }
+    let s = vec4<f32>(hsum(a0), hsum(a1), hsum(a2), hsum(a3));
+    let dp = vec4<f32>(hsum(c0), hsum(c1), hsum(c2), hsum(c3));
+    let valid = vec4<u32>(j) + vec4<u32>(0u, 1u, 2u, 3u) <= vec4<u32>(i);
+    let ds = select(vec4<f32>(0.0), exp_keep_nan4(s - row_lse) * (dp - delta), valid);
+    for (var d = 0u; d < DH4; d++) {
+      acc[d] += ds.x * k4[kb0 + d] + ds.y * k4[kb1 + d] + ds.z * k4[kb2 + d] + ds.w * k4[kb3 + d];
+    }
   }
-  for (var d = 0u; d < DH; d++) { dq[base + d] = acc[d] * params.scale; }
+  for (var d = 0u; d < DH4; d++) { dq4[base + d] = acc[d] * params.scale; }
 }
 
 @compute @workgroup_size(ROW_WG)
@@ -567,45 +642,74 @@ fn backward_dkdv_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
   let kvh = (row / T) % Hkv;
   let b = row / (T * Hkv);
   let p0 = first_key(b);
-  let base = token_base(b, j, Hkv, kvh);
+  let base = token_base4(b, j, Hkv, kvh);
   if (j < p0) { // padding keys get exactly zero gradient
-    for (var d = 0u; d < DH; d++) {
-      dk[base + d] = 0.0;
-      dv[base + d] = 0.0;
+    for (var d = 0u; d < DH4; d++) {
+      dk4[base + d] = vec4<f32>(0.0);
+      dv4[base + d] = vec4<f32>(0.0);
     }
     return;
   }
-  var ks: array<f32, MAX_DH>;
-  var vs: array<f32, MAX_DH>;
-  var gk: array<f32, MAX_DH>;
-  var gv: array<f32, MAX_DH>;
-  for (var d = 0u; d < DH; d++) {
-    ks[d] = k[base + d] * params.scale;
-    vs[d] = v[base + d];
+  var ks: array<vec4<f32>, MAX_DH4>;
+  var vs: array<vec4<f32>, MAX_DH4>;
+  var gk: array<vec4<f32>, MAX_DH4>;
+  var gv: array<vec4<f32>, MAX_DH4>;
+  for (var d = 0u; d < DH4; d++) {
+    ks[d] = k4[base + d] * params.scale;
+    vs[d] = v4[base + d];
   }
   let q_rows = params.batch * Hq * T; // D_i follows the B Hq T lse values
+  let q_step = Hq * DH4;
+  let last = T - 1u;
   for (var g = 0u; g < G; g++) {
     let h = kvh * G + g;
     let srow = (b * Hq + h) * T;
-    for (var i = j; i < T; i++) {
-      let qb = token_base(b, i, Hq, h);
-      var s = 0.0;
-      var dp = 0.0;
-      for (var d = 0u; d < DH; d++) {
-        s += q[qb + d] * ks[d];
-        dp += dout[qb + d] * vs[d];
+    let q0 = token_base4(b, 0u, Hq, h);
+    for (var i = j; i < T; i += 4u) {
+      let i1 = min(i + 1u, last);
+      let i2 = min(i + 2u, last);
+      let i3 = min(i + 3u, last);
+      let qb0 = q0 + i * q_step;
+      let qb1 = q0 + i1 * q_step;
+      let qb2 = q0 + i2 * q_step;
+      let qb3 = q0 + i3 * q_step;
+      var a0 = vec4<f32>(0.0);
+      var a1 = vec4<f32>(0.0);
+      var a2 = vec4<f32>(0.0);
+      var a3 = vec4<f32>(0.0);
+      var c0 = vec4<f32>(0.0);
+      var c1 = vec4<f32>(0.0);
+      var c2 = vec4<f32>(0.0);
+      var c3 = vec4<f32>(0.0);
+      for (var d = 0u; d < DH4; d++) {
+        let x = ks[d];
+        let y = vs[d];
+        a0 += q4[qb0 + d] * x;
+        a1 += q4[qb1 + d] * x;
+        a2 += q4[qb2 + d] * x;
+        a3 += q4[qb3 + d] * x;
+        c0 += dout4[qb0 + d] * y;
+        c1 += dout4[qb1 + d] * y;
+        c2 += dout4[qb2 + d] * y;
+        c3 += dout4[qb3 + d] * y;
       }
-      let p = exp_keep_nan(s - stats[srow + i]);
-      let ds = p * (dp - stats[q_rows + srow + i]);
-      for (var d = 0u; d < DH; d++) {
-        gk[d] += ds * q[qb + d];
-        gv[d] += p * dout[qb + d];
+      let s = vec4<f32>(hsum(a0), hsum(a1), hsum(a2), hsum(a3));
+      let dp = vec4<f32>(hsum(c0), hsum(c1), hsum(c2), hsum(c3));
+      let row_lse = vec4<f32>(stats[srow + i], stats[srow + i1], stats[srow + i2], stats[srow + i3]);
+      let d0 = q_rows + srow;
+      let delta = vec4<f32>(stats[d0 + i], stats[d0 + i1], stats[d0 + i2], stats[d0 + i3]);
+      let valid = vec4<u32>(i) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(T);
+      let p = select(vec4<f32>(0.0), exp_keep_nan4(s - row_lse), valid);
+      let ds = p * (dp - delta);
+      for (var d = 0u; d < DH4; d++) {
+        gk[d] += ds.x * q4[qb0 + d] + ds.y * q4[qb1 + d] + ds.z * q4[qb2 + d] + ds.w * q4[qb3 + d];
+        gv[d] += p.x * dout4[qb0 + d] + p.y * dout4[qb1 + d] + p.z * dout4[qb2 + d] + p.w * dout4[qb3 + d];
       }
     }
   }
-  for (var d = 0u; d < DH; d++) {
-    dk[base + d] = gk[d] * params.scale;
-    dv[base + d] = gv[d];
+  for (var d = 0u; d < DH4; d++) {
+    dk4[base + d] = gk[d] * params.scale;
+    dv4[base + d] = gv[d];
   }
 }
 

@@ -22,7 +22,7 @@ const W: BindingKind = 'storage';
 export type AttentionTile = 8 | 16;
 /**
  * 'rows': one thread per query row (forward, dq) or key row (dk, dv), no workgroup memory, no
- * barriers, 1 + 2 dispatches. 'tiles': FlashAttention-2 blocks of TILE x TILE in workgroup memory
+ * barriers, rows read as vec4 and 4 keys (or queries) a step, 1 + 2 dispatches. 'tiles': FlashAttention-2 blocks of TILE x TILE in workgroup memory
  * with 4 barriers per key block, 1 + 3 dispatches. On a software adapter (SwiftShader) rows ran
  * 4.9-9x faster (8x128 tokens, 4 heads of 32); hardware GPUs keep tiles (not measured here).
  */
@@ -38,7 +38,10 @@ export interface AttentionShape {
   scale?: number;
   /** Queries and keys per block. Default: 16 where the GPU's workgroup memory allows, else 8. */
   tile?: AttentionTile;
-  /** Default: 'rows' on a software adapter, else 'tiles'; 'tiles' when only `tile` is given. */
+  /**
+   * Default: 'rows' on a software adapter when headDim is a multiple of 4, else 'tiles';
+   * 'tiles' when only `tile` is given.
+   */
   kernels?: AttentionKernels;
 }
 
@@ -129,8 +132,11 @@ export function resolveAttentionShape(shape: AttentionShape, limits: GPUSupporte
   const scale = resolveScale(shape.scale, headDim);
   checkBinding('q', batch * seqLen * numHeads * headDim, limits.maxStorageBufferBindingSize);
   const tile = attentionTile(limits, headDim, shape.tile);
-  const kernels = shape.kernels ?? (shape.tile === undefined && softwareAdapter ? 'rows' : 'tiles');
+  const kernels = shape.kernels ?? (shape.tile === undefined && softwareAdapter && headDim % 4 === 0 ? 'rows' : 'tiles');
   if (kernels !== 'rows' && kernels !== 'tiles') throw new RangeError(`kernels must be 'rows' or 'tiles', got ${String(kernels)}`);
+  if (kernels === 'rows' && headDim % 4 !== 0) {
+    throw new RangeError(`kernels 'rows' read rows as vec4: headDim must be a multiple of 4, got ${headDim}`);
+  }
   return { batch, seqLen, numHeads, numKvHeads, headDim, scale, tile, kernels };
 }
 

@@ -89,10 +89,12 @@ describe('attention kernels (WGSL) vs float64 twin', () => {
     });
   }
 
-  // The row kernels (one thread per query or key row; the default on this software adapter) at
-  // the head dims of the embedded model (32), GPT-2 / SmolLM (64) and the largest (128): one
-  // token, lengths that are no multiple of anything, grouped-query heads, a fully padded row.
+  // The row kernels (one thread per query or key row, 4 keys or queries a step; the default on
+  // this software adapter) at the head dims of the embedded model (32), GPT-2 / SmolLM (64), the
+  // largest (128) and the smallest (4, one vec4): one token, lengths that are no multiple of 4,
+  // grouped-query heads, a fully padded sequence.
   const rowCases: [number, Shape][] = [
+    [15, { batch: 2, seqLen: 6, numHeads: 3, numKvHeads: 1, headDim: 4, pad: [0, 2] }],
     [11, { batch: 1, seqLen: 1, numHeads: 4, numKvHeads: 4, headDim: 32, pad: [0] }],
     [12, { batch: 3, seqLen: 19, numHeads: 6, numKvHeads: 2, headDim: 32, pad: [0, 5, 18] }],
     [13, { batch: 2, seqLen: 37, numHeads: 4, numKvHeads: 1, headDim: 64, pad: [3, 0] }],

@@ -219,6 +219,9 @@ describe('attention launcher helpers', () => {
     expect(resolveAttentionShape({ ...ok, tile: 8 }, LIMITS_32K, true).kernels).toBe('tiles');
     expect(resolveAttentionShape({ ...ok, kernels: 'rows' }, LIMITS_32K).kernels).toBe('rows');
     expect(() => resolveAttentionShape({ ...ok, kernels: 'cols' as 'rows' }, LIMITS_32K)).toThrow(/kernels must be 'rows' or 'tiles', got cols/);
+    // The row kernels read vec4s: other head dims take the tiles, and asking for rows is an error.
+    expect(resolveAttentionShape({ ...ok, headDim: 6 }, LIMITS_32K, true).kernels).toBe('tiles');
+    expect(() => resolveAttentionShape({ ...ok, headDim: 6, kernels: 'rows' }, LIMITS_32K)).toThrow(/headDim must be a multiple of 4, got 6/);
   });
 
   it('rejects bad shapes with a RangeError naming the argument', () => {
