@@ -16,6 +16,8 @@
 //   forward            one workgroup per row:      x, gamma, beta, y, stats
 //   add_forward        one workgroup per row:      x, gamma, beta, y, stats, x2, sum (of x + x2)
 //   backward_input     one workgroup per row:      x, gamma, stats, dy, dx
+//   backward_input_add one workgroup per row:      x, gamma, stats, dy, dx, residual
+//                      (dx = residual + the norm's dx: the residual stream's gradient joins here)
 //   param_partials     (ceil(D/COLS), chunks):     x, stats, dy, partials
 //   reduce_gamma       ceil(D/COLS) (RMSNorm):     partials, dgamma
 //   reduce_gamma_beta  ceil(D/COLS) (LayerNorm):   partials, dgamma, dbeta
@@ -59,10 +61,12 @@ struct Params {
 @group(0) @binding(6) var<storage, read> x2: array<f32>;
 @group(0) @binding(7) var<storage, read_write> sum_out: array<f32>;
 
-// backward_input.
+// backward_input, backward_input_add.
 @group(0) @binding(3) var<storage, read> stats: array<f32>;
 @group(0) @binding(4) var<storage, read> dy: array<f32>;
 @group(0) @binding(5) var<storage, read_write> dx: array<f32>;
+// backward_input_add: the gradient reaching x around the norm (the residual branch).
+@group(0) @binding(6) var<storage, read> residual: array<f32>;
 
 // param_partials.
 @group(0) @binding(2) var<storage, read> part_stats: array<f32>;
@@ -198,8 +202,8 @@ fn add_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   }
 }
 
-// Per-row means of g = dy * gamma and of g * xhat (the first is 0 for RMSNorm). Call from
-// uniform control flow.
+// Per-row means of g = dy * gamma and of g * xhat (the first is 0 for RMSNorm), shared by
+// both backward_input entry points. Call from uniform control flow.
 fn backward_means(tid: u32, base: u32, mean: f32, rstd: f32) -> vec2<f32> {
   let dim = params.dim;
   var sum_g = 0.0;
@@ -232,6 +236,22 @@ fn backward_input(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups
   let means = backward_means(tid, base, mean, rstd);
   for (var i = tid; i < params.dim; i += WG) {
     dx[base + i] = backward_value(base, i, mean, rstd, means);
+  }
+}
+
+// dx = norm dx + residual: the value elementwise accumulate (dx += 1 * residual) would leave
+// after backward_input, without that second pass over dx.
+@compute @workgroup_size(WG)
+fn backward_input_add(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                      @builtin(local_invocation_index) tid: u32) {
+  let row = wid.x + wid.y * nwg.x;
+  if (row >= params.rows) { return; }
+  let base = row * params.dim;
+  let mean = stats[2u * row];
+  let rstd = stats[2u * row + 1u];
+  let means = backward_means(tid, base, mean, rstd);
+  for (var i = tid; i < params.dim; i += WG) {
+    dx[base + i] = backward_value(base, i, mean, rstd, means) + residual[base + i];
   }
 }
 

@@ -13,7 +13,6 @@ import type { GpuRuntime } from '../gpu/runtime';
 import type { Recorder } from '../gpu/recorder';
 import { recordAttentionBackward, recordAttentionForward, type AttentionForward } from '../ops/attention';
 import { recordEmbeddingBackward, recordEmbeddingForward } from '../ops/embedding';
-import { recordAccumulate } from '../ops/elementwise';
 import { recordGeluBackward, recordGeluForward, recordSwigluBackward, recordSwigluForward } from '../ops/activation';
 import { dropoutSeed, type DropoutOptions } from '../ops/dropout';
 import { recordKvCacheWrite } from '../ops/kvCache';
@@ -548,14 +547,18 @@ export class Transformer {
     scratch.finish();
   }
 
-  /** Norm backward; returns dx (owned by `scratch`). A frozen norm's parameter gradients land in temporaries. */
-  private normBackward(rec: Recorder, fwd: NormForward, dy: GPUBuffer, weight: string, bias: string | null, scratch: Scratch): GPUBuffer {
+  /**
+   * Norm backward; returns dx (owned by `scratch`), plus `residual` (the gradient reaching the
+   * norm's input around it) when given, in the same dispatch. A frozen norm's parameter
+   * gradients land in temporaries.
+   */
+  private normBackward(rec: Recorder, fwd: NormForward, dy: GPUBuffer, weight: string, bias: string | null, scratch: Scratch, residual?: GPUBuffer): GPUBuffer {
     const dGamma = this.g(weight);
     if (dGamma) {
       const dBeta = bias ? this.g(bias) : null;
-      return scratch.adopt(recordNormBackward(this.rt, rec, fwd, dy, { dGamma, ...(dBeta ? { dBeta } : {}) }).dx);
+      return scratch.adopt(recordNormBackward(this.rt, rec, fwd, dy, { dGamma, ...(dBeta ? { dBeta } : {}) }, residual).dx);
     }
-    const grads = recordNormBackward(this.rt, rec, fwd, dy);
+    const grads = recordNormBackward(this.rt, rec, fwd, dy, undefined, residual);
     const dropped = grads.dBeta ? [grads.dGamma, grads.dBeta] : [grads.dGamma];
     for (const b of dropped) scratch.adopt(b);
     scratch.done(...dropped);
@@ -627,9 +630,8 @@ export class Transformer {
       this.weightGrads(rec, a.norm2.y, dUp, l.up, l.upBias, s.up);
       scratch.done(dUp);
     }
-    const dx1 = this.normBackward(rec, a.norm2, dNorm2, l.norm2, l.norm2Bias, scratch);
+    const dx1 = this.normBackward(rec, a.norm2, dNorm2, l.norm2, l.norm2Bias, scratch, dOut);
     scratch.done(dNorm2);
-    recordAccumulate(rt, rec, dx1, dOut, rows * D);
     scratch.done(dOut);
 
     // Attention: x1 = x + o(attention(q, k, v)).
@@ -663,9 +665,8 @@ export class Transformer {
     this.weightGrads(rec, a.norm1.y, dk, l.k, l.kBias, s.kv);
     this.weightGrads(rec, a.norm1.y, dv, l.v, l.vBias, s.kv);
     scratch.done(dq, dk, dv);
-    const dx = this.normBackward(rec, a.norm1, dNorm1, l.norm1, l.norm1Bias, scratch);
+    const dx = this.normBackward(rec, a.norm1, dNorm1, l.norm1, l.norm1Bias, scratch, dx1);
     scratch.done(dNorm1);
-    recordAccumulate(rt, rec, dx, dx1, rows * D);
     scratch.done(dx1);
     return dx;
   }

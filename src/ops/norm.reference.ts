@@ -60,8 +60,12 @@ export function addNormForwardRef(p: NormProblem, b: ArrayLike<number>): NormRes
   return { ...normForwardRef({ ...p, x: sum }), sum };
 }
 
-/** Gradients of sum(dy * y) with respect to x, gamma (and beta for LayerNorm). */
-export function normBackwardRef(p: NormProblem, dy: ArrayLike<number>): NormGradsRef {
+/**
+ * Gradients of sum(dy * y) with respect to x, gamma (and beta for LayerNorm). With `residual`
+ * (twin of backward_input_add) dx is residual + the norm's dx: the gradient of x that also
+ * reaches the loss around the norm.
+ */
+export function normBackwardRef(p: NormProblem, dy: ArrayLike<number>, residual?: ArrayLike<number>): NormGradsRef {
   const { rows, dim } = p;
   const { mean, rstd } = normForwardRef(p);
   const center = p.kind === 'layernorm';
@@ -83,7 +87,7 @@ export function normBackwardRef(p: NormProblem, dy: ArrayLike<number>): NormGrad
     for (let i = 0; i < dim; i++) {
       const xhat = (p.x[base + i] - mean[r]) * rstd[r];
       const g = dy[base + i] * p.gamma[i];
-      dx[base + i] = rstd[r] * (g - (center ? sumG / dim : 0) - (xhat * sumGx) / dim);
+      dx[base + i] = rstd[r] * (g - (center ? sumG / dim : 0) - (xhat * sumGx) / dim) + (residual ? residual[base + i] : 0);
     }
   }
   return center ? { dx, dGamma, dBeta } : { dx, dGamma };

@@ -21,12 +21,11 @@ function spec(entryPoint: string, bindings: KernelSpec['bindings']): KernelSpec 
 }
 
 /**
- * Threads per row of the row kernels (forward, add_forward, backward_input) for rows of
+ * Threads per row of the row kernels (forward, add_forward, backward_input[_add]) for rows of
  * `dim` values. Each row is one workgroup with barrier trees. On a software adapter
- * (SwiftShader) a barrier costs a switch per SIMD group of 4 invocations, so a row's
- * workgroup is one such group: interleaved on SwiftShader (fwd + bwd, D = 128 and 576, rows 64
- * and 1024) 4 threads ran 3-8x faster than 64, and 64 ten times faster than 256; 2 or 1
- * were slower. On other adapters: the smallest power of two >= dim / 4, in [32, 256] (about 4
+ * (SwiftShader) the cost grows steeply with the workgroup size: interleaved there (fwd + bwd,
+ * D = 128 and 576, rows 64 and 1024) 4 threads, one SIMD group of its 4 lanes, ran 3-8x
+ * faster than 64, and 64 about ten times faster than 256; 2 or 1 were slower. On other adapters: the smallest power of two >= dim / 4, in [32, 256] (about 4
  * values a thread; not measured here, there was no hardware adapter).
  */
 export function normRowThreads(dim: number, software: boolean): number {
@@ -40,6 +39,7 @@ interface RowKernels {
   forward: KernelSpec;
   addForward: KernelSpec;
   backward: KernelSpec;
+  backwardAdd: KernelSpec;
 }
 const ROW_SPECS = new Map<number, RowKernels>();
 
@@ -54,6 +54,7 @@ function rowKernels(threads: number): RowKernels {
       forward: { name: 'norm', code: sized, entryPoint: 'forward', bindings: ['uniform', READ, READ, READ, 'storage', 'storage'] },
       addForward: { name: 'norm', code: sized, entryPoint: 'add_forward', bindings: ['uniform', READ, READ, READ, 'storage', 'storage', READ, 'storage'] },
       backward: { name: 'norm', code: sized, entryPoint: 'backward_input', bindings: ['uniform', READ, READ, READ, READ, 'storage'] },
+      backwardAdd: { name: 'norm', code: sized, entryPoint: 'backward_input_add', bindings: ['uniform', READ, READ, READ, READ, 'storage', READ] },
     };
     ROW_SPECS.set(threads, specs);
   }
@@ -207,7 +208,9 @@ export function recordAddNormForward(
 /**
  * Records the backward pass: dx (pooled), and dGamma/dBeta summed over rows in a fixed order
  * (bit-for-bit reproducible). With `accumulateInto` the parameter gradients are added into
- * the given buffers (which are returned); otherwise fresh pooled buffers hold them.
+ * the given buffers (which are returned); otherwise fresh pooled buffers hold them. With
+ * `residual` ([rows, dim], the gradient reaching x around the norm) dx = residual + the norm's
+ * dx, in the same dispatch: no separate accumulate over dx.
  */
 export function recordNormBackward(
   rt: GpuRuntime,
@@ -215,9 +218,11 @@ export function recordNormBackward(
   fwd: NormForward,
   dy: GPUBuffer,
   accumulateInto?: NormGradAccumulators,
+  residual?: GPUBuffer,
 ): NormGrads {
   const { kind, rows, dim } = fwd;
   checkBinding(kind, 'dy', dy, rows * dim);
+  if (residual) checkBinding(kind, 'residual', residual, rows * dim);
   const layer = kind === 'layernorm';
   if (accumulateInto) {
     checkBinding(kind, 'dGamma', accumulateInto.dGamma, dim);
@@ -231,7 +236,8 @@ export function recordNormBackward(
   const dx = rt.storage(rows * dim * 4, `${kind}.dx`);
   const [gx, gy] = rt.grid(rows);
   const kernels = rowKernelsFor(rt, fwd);
-  rec.dispatch(rt.pipeline(kernels.backward), [params, fwd.x, fwd.gamma, fwd.stats, dy, dx], gx, gy);
+  if (residual) rec.dispatch(rt.pipeline(kernels.backwardAdd), [params, fwd.x, fwd.gamma, fwd.stats, dy, dx, residual], gx, gy);
+  else rec.dispatch(rt.pipeline(kernels.backward), [params, fwd.x, fwd.gamma, fwd.stats, dy, dx], gx, gy);
 
   const columns = Math.ceil(dim / COLUMNS);
   const dGamma = accumulateInto?.dGamma ?? rt.storage(dim * 4, `${kind}.dgamma`);
@@ -253,6 +259,8 @@ export interface NormHostInput extends NormShape {
   /** Initial dGamma (and dBeta for LayerNorm) to accumulate into. */
   dGammaInit?: Float32Array;
   dBetaInit?: Float32Array;
+  /** Added to dx (recordNormBackward's residual); needs dy. */
+  residual?: Float32Array;
 }
 
 export interface NormHostOutput {
@@ -278,12 +286,14 @@ export async function runNorm(rt: GpuRuntime, input: NormHostInput): Promise<Nor
   expect('dy', input.dy, rows * dim);
   expect('dGammaInit', input.dGammaInit, dim);
   expect('dBetaInit', input.dBetaInit, dim);
+  expect('residual', input.residual, rows * dim);
   if (layer && !input.beta) throw new RangeError('beta is required for layernorm');
   if (!layer && (input.beta || input.dBetaInit)) throw new RangeError('rmsnorm has no beta');
   if (layer && (input.dGammaInit === undefined) !== (input.dBetaInit === undefined)) {
     throw new RangeError('layernorm accumulation needs both dGammaInit and dBetaInit');
   }
   if ((input.dGammaInit || input.dBetaInit) && !input.dy) throw new RangeError(`${kind}: dGammaInit needs dy`);
+  if (input.residual && !input.dy) throw new RangeError(`${kind}: residual needs dy`);
 
   const rec = rt.recorder(kind);
   const x = rt.upload(input.x, 'x');
@@ -309,7 +319,9 @@ export async function runNorm(rt: GpuRuntime, input: NormHostInput): Promise<Nor
           owned.push(into.dBeta);
         }
       }
-      const g = recordNormBackward(rt, rec, fwd, dy, into);
+      const residual = input.residual ? rt.upload(input.residual, 'residual') : undefined;
+      if (residual) owned.push(residual);
+      const g = recordNormBackward(rt, rec, fwd, dy, into, residual);
       owned.push(g.dx);
       if (!into) owned.push(g.dGamma, ...(g.dBeta ? [g.dBeta] : []));
       grads = [

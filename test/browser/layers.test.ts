@@ -57,6 +57,8 @@ interface NormInput {
   dy: number[];
   dGammaInit?: number[];
   dBetaInit?: number[];
+  /** Added to dx in the same dispatch (backward_input_add). */
+  residual?: number[];
   /** Threads per row of the row kernels (default: this adapter's, 4 on SwiftShader). */
   threads?: number;
 }
@@ -79,8 +81,8 @@ async function checkNorm(input: NormInput) {
   const out = await run('norm', input);
   const problem: NormProblem = { ...input };
   const ref = normForwardRef(problem);
-  const grads = normBackwardRef(problem, input.dy);
-  const tag = `${input.kind} ${input.rows}x${input.dim}${input.threads ? ` (${input.threads} threads)` : ''}`;
+  const grads = normBackwardRef(problem, input.dy, input.residual);
+  const tag = `${input.kind} ${input.rows}x${input.dim}${input.threads ? ` (${input.threads} threads)` : ''}${input.residual ? ' + residual' : ''}`;
   expectClose(out.y, ref.y, NORM_TOL, `${tag} y`);
   expectClose(out.mean, ref.mean, NORM_TOL, `${tag} mean`);
   expectClose(out.rstd, ref.rstd, NORM_TOL, `${tag} rstd`);
@@ -154,6 +156,26 @@ describe('norm kernels (WGSL) vs float64 twin', () => {
       });
     }
 
+    it(`${kind}: dx adds a residual gradient in the same dispatch (4 and 64 threads)`, async () => {
+      for (const [seed, rows, dim, threads] of [
+        [16, 9, 37, undefined],
+        [17, 300, 6, 64],
+      ] as const) {
+        const input = { ...randomNorm(kind, seed, rows, dim), threads, residual: f32(normal(rng(seed + 1), rows * dim, 3)) };
+        const rand = rng(seed + 2);
+        input.dGammaInit = f32(normal(rand, dim));
+        if (kind === 'layernorm') input.dBetaInit = f32(normal(rand, dim));
+        const fused = await checkNorm(input);
+        // The same as dx without the residual, then the residual added (what accumulate did).
+        const apart = await run('norm', { ...input, residual: undefined });
+        const sum = apart.dx.map((v: number, i: number) => Math.fround(v + input.residual[i]));
+        // One rounding of the sum, plus one of the norm's dx where the compiler fuses its last
+        // multiply with the add (dx values are below 10 here: 2e-6 covers that ulp).
+        expectClose(fused.dx, sum, { atol: 2e-6, rtol: 1.2e-7 }, `${kind} ${rows}x${dim} residual vs add`);
+        expect(fused.dGamma).toEqual(apart.dGamma);
+      }
+    });
+
     it(`${kind}: accumulates dGamma${kind === 'layernorm' ? '/dBeta' : ''} into existing gradients`, async () => {
       const input = randomNorm(kind, 77, 9, 37);
       const rand = rng(78);
@@ -170,7 +192,7 @@ describe('norm kernels (WGSL) vs float64 twin', () => {
     });
   }
 
-  it('dispatches: threads per row by adapter and dim', async () => {
+  it('dispatches: threads per row by adapter and dim, the residual in backward_input_add', async () => {
     const one = await run('normDispatches', { kind: 'layernorm', rows: 64, dim: 128 });
     // [hardware, software]: about 4 values a thread in [32, 256]; 4 on a software adapter.
     expect(one.threadsByDim).toEqual({ 1: [32, 4], 128: [32, 4], 129: [64, 4], 576: [256, 4], 1024: [256, 4], 4096: [256, 4] });
@@ -181,10 +203,10 @@ describe('norm kernels (WGSL) vs float64 twin', () => {
       { entryPoint: 'param_partials', wg: 256, workgroups: 2 },
       { entryPoint: 'reduce_gamma_beta', wg: 256, workgroups: 1 },
     ]);
-    const two = await run('normDispatches', { kind: 'rmsnorm', rows: 257, dim: 300, threads: 64 });
+    const two = await run('normDispatches', { kind: 'rmsnorm', rows: 257, dim: 300, threads: 64, residual: true });
     expect(two.dispatches).toEqual([
       { entryPoint: 'forward', wg: 64, workgroups: 257 },
-      { entryPoint: 'backward_input', wg: 64, workgroups: 257 },
+      { entryPoint: 'backward_input_add', wg: 64, workgroups: 257 },
       { entryPoint: 'param_partials', wg: 256, workgroups: 2 * 9 },
       { entryPoint: 'reduce_gamma', wg: 256, workgroups: 2 },
     ]);
@@ -425,6 +447,7 @@ describe('bad shapes and ids are rejected with a RangeError naming the argument'
       'eps negative': /eps must be a finite number >= 0/,
       'accumulate without dBeta': /needs dBeta/,
       'dy too small': /dy holds \d+ values, needs 128/,
+      'residual too small': /residual holds \d+ values, needs 128/,
       'threads 3': /threads must be a power of two from 1 to 256, got 3/,
       'gelu count 0': /count must be a positive integer/,
       'gelu x too small': /x holds \d+ values, needs 100/,

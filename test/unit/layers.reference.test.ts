@@ -102,6 +102,32 @@ describe('LayerNorm / RMSNorm twin', () => {
     expect(Math.abs(dx.slice(0, 6).reduce((a, b) => a + b))).toBeLessThan(1e-12);
     expect(Math.abs(dx.slice(6).reduce((a, b) => a + b))).toBeLessThan(1e-12);
   });
+
+  it('with a residual gradient, dx is that residual plus the norm dx; dGamma/dBeta are unchanged', () => {
+    // Twin of backward_input_add: a residual stream y = x + norm(x) has dL/dx = dy + norm backward.
+    const rand = rng(10);
+    for (const kind of ['layernorm', 'rmsnorm'] as const) {
+      const p: NormProblem = { kind, x: normal(rand, 15), gamma: normal(rand, 5), beta: kind === 'layernorm' ? normal(rand, 5) : undefined, rows: 3, dim: 5, eps: 1e-5 };
+      const dy = normal(rand, 15);
+      const residual = normal(rand, 15);
+      const plain = normBackwardRef(p, dy);
+      const fused = normBackwardRef(p, dy, residual);
+      fused.dx.forEach((v, i) => expect(v).toBeCloseTo(plain.dx[i] + residual[i], 12));
+      expect(fused.dGamma).toEqual(plain.dGamma);
+      expect(fused.dBeta).toEqual(plain.dBeta);
+      // Finite differences of sum(dy * norm(x)) + sum(residual * x) agree.
+      const loss = (x: number[]) => dot(dy, normForwardRef({ ...p, x }).y) + dot(residual, x);
+      const h = 1e-6;
+      const x0 = Array.from(p.x);
+      for (const i of [0, 7, 14]) {
+        const up = [...x0];
+        up[i] += h;
+        const down = [...x0];
+        down[i] -= h;
+        expect(fused.dx[i]).toBeCloseTo((loss(up) - loss(down)) / (2 * h), 5);
+      }
+    }
+  });
 });
 
 describe('GELU / SwiGLU twin', () => {

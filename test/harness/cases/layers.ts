@@ -21,6 +21,7 @@ export interface NormCase {
   dy?: number[];
   dGammaInit?: number[];
   dBetaInit?: number[];
+  residual?: number[];
   threads?: number;
 }
 
@@ -33,6 +34,7 @@ export async function norm(rt: GpuRuntime, c: NormCase) {
     dy: f32(c.dy),
     dGammaInit: f32(c.dGammaInit),
     dBetaInit: f32(c.dBetaInit),
+    residual: f32(c.residual),
   });
   return {
     y: list(out.y),
@@ -138,7 +140,7 @@ export async function addNorm(rt: GpuRuntime, c: NormCase & { b: number[] }) {
  * threads per workgroup (the WG the kernel was compiled with) and workgroups; with this
  * adapter's software flag and normRowThreads at a few dims.
  */
-export function normDispatches(rt: GpuRuntime, c: { kind: NormKind; rows: number; dim: number; threads?: number }) {
+export function normDispatches(rt: GpuRuntime, c: { kind: NormKind; rows: number; dim: number; threads?: number; residual?: boolean }) {
   const { kind, rows, dim } = c;
   const x = rt.storage(rows * dim * 4, 'x');
   const gamma = rt.storage(dim * 4, 'gamma');
@@ -146,7 +148,7 @@ export function normDispatches(rt: GpuRuntime, c: { kind: NormKind; rows: number
   const captured = rt.captureDispatches(() => {
     const rec = rt.recorder('norm.capture');
     const fwd = recordNormForward(rt, rec, { kind, rows, dim, eps: 1e-5, threads: c.threads }, x, gamma, kind === 'layernorm' ? gamma : null);
-    const g = recordNormBackward(rt, rec, fwd, x);
+    const g = recordNormBackward(rt, rec, fwd, x, undefined, c.residual ? x : undefined);
     made.push(fwd.y, fwd.stats, g.dx, g.dGamma, ...(g.dBeta ? [g.dBeta] : []));
   });
   rt.release(x, gamma, ...made);
@@ -205,6 +207,7 @@ export async function recordErrors(rt: GpuRuntime): Promise<Record<string, strin
   const fakeForward = { ...shape, rows: 8, x: big, gamma: big, beta: big, y: big, stats: big };
   check('accumulate without dBeta', () => recordNormBackward(rt, rec, fakeForward, big, { dGamma: big }));
   check('dy too small', () => recordNormBackward(rt, rec, fakeForward, small));
+  check('residual too small', () => recordNormBackward(rt, rec, fakeForward, big, undefined, small));
   check('threads 3', () => recordNormForward(rt, rec, { ...shape, threads: 3 }, big, big, big));
   check('gelu count 0', () => recordGeluForward(rt, rec, big, 0));
   check('gelu x too small', () => recordGeluForward(rt, rec, small, 100));
