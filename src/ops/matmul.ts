@@ -11,6 +11,7 @@
 // Epilogues fold the elementwise op that follows a product into it (shape.epilogue, ops.extra):
 //   residual: C = product + R; gelu: C = product and extra = gelu(C); gelu_backward: C = product * gelu'(X).
 import code from '../../shaders/matmul.wgsl?raw';
+import { skinnyGroups, skinnyKernel, skinnySpec, type SkinnyKernel } from './matmulSkinny';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
@@ -23,7 +24,7 @@ const SMALL_COLS_TRANS_B = 8;
 const SMALL_COLS = 16;
 const SUM_COLS = 32;
 
-export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m';
+export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m' | SkinnyKernel;
 
 /** What a product does with its result before storing it (see shaders/matmul.wgsl). */
 export type MatmulEpilogue = 'none' | 'residual' | 'gelu' | 'gelu_backward';
@@ -227,11 +228,14 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
 }
 
 /**
- * The kernel recordMatmul uses for this shape: small_m for m <= 8 (unless path says
- * otherwise, or a k-sum is asked for), tiled_vec4 when every stored row length, leading dimension and batch stride
+ * The kernel recordMatmul uses for this shape: for m <= 8, a skinny kernel when the layout
+ * allows its vector loads and nothing is fused (src/ops/matmulSkinny.ts), else small_m (unless
+ * path says otherwise, or a k-sum is asked for); tiled_vec4 when every stored row length, leading dimension and batch stride
  * is a multiple of 4, tiled otherwise.
  */
 export function matmulKernel(s: ResolvedMatmulShape): MatmulKernel {
+  const skinny = s.path === 'auto' && s.epilogue === 'none' && !s.sumK ? skinnyKernel(s, SMALL_M_MAX) : null;
+  if (skinny) return skinny;
   if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX && !s.sumK)) return 'small_m';
   const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
   const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
@@ -318,9 +322,14 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   const bias = ops.bias ? fit(ops.bias, maxBinding) : null;
   let kernel = matmulKernel(s);
   if (kernel === 'tiled_vec4' && ![a, b, c, ...(bias ? [bias] : [])].every(vec4Aligned)) kernel = 'tiled';
+  // The skinny kernels' vector views: B and C (nn), A and B (nt).
+  if (kernel === 'skinny_nn' && ![b, c].every(vec4Aligned)) kernel = 'small_m';
+  if (kernel === 'skinny_nt' && ![a, b].every(vec4Aligned)) kernel = 'small_m';
   let x: number;
   let y = 1;
-  if (kernel === 'small_m') {
+  if (kernel === 'skinny_nn' || kernel === 'skinny_nt') {
+    x = skinnyGroups(kernel, s.n);
+  } else if (kernel === 'small_m') {
     x = Math.ceil(s.n / (s.transB ? SMALL_COLS_TRANS_B : SMALL_COLS));
   } else {
     x = Math.ceil(s.n / TILE);
@@ -335,7 +344,8 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
     const spec = fusedSpec(kernel, s.transA, s.transB, s.epilogue, s.sumK);
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], x, y, s.batch);
   } else {
-    rec.dispatch(rt.pipeline(GEMM_SPECS.get(specKey(kernel, s.transA, s.transB))!), [params, a, b, bias ?? a, c], x, y, s.batch);
+    const spec = kernel === 'skinny_nn' || kernel === 'skinny_nt' ? skinnySpec(kernel, s.transA, GEMM_BINDINGS) : GEMM_SPECS.get(specKey(kernel, s.transA, s.transB))!;
+    rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c], x, y, s.batch);
   }
   return kernel;
 }

@@ -125,9 +125,31 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     let seed = 400;
     for (const m of [1, 4]) {
       for (const transB of [true, false]) {
-        expect(await check(++seed, { m, n: 512, k: 512, transB }, { bias: true })).toBe('small_m');
+        expect(await check(++seed, { m, n: 512, k: 512, transB }, { bias: true })).toBe(transB ? 'skinny_nt' : 'skinny_nn');
+        expect(await check(++seed, { m, n: 512, k: 512, transB, path: 'small' }, { bias: true })).toBe('small_m');
       }
     }
+  });
+
+  it('skinny kernels (M <= 8): every row count, a K tail, transposed A, alpha/beta/bias, batches, leading dimensions; other layouts take small_m', async () => {
+    let seed = 1300;
+    for (const m of [1, 3, 8]) {
+      // K = 13: the 4-step K loop and its tail.
+      expect(await check(++seed, { m, n: 20, k: 13 }, { bias: true })).toBe('skinny_nn');
+      expect(await check(++seed, { m, n: 9, k: 16, transB: true }, { bias: true })).toBe('skinny_nt');
+    }
+    expect(await check(++seed, { m: 5, n: 16, k: 9, transA: true })).toBe('skinny_nn');
+    expect(await check(++seed, { m: 4, n: 12, k: 10, alpha: 0.5, beta: 1 }, { withC: true, bias: true })).toBe('skinny_nn');
+    expect(await check(++seed, { m: 6, n: 5, k: 12, transB: true, alpha: -2, beta: 0.5 }, { withC: true })).toBe('skinny_nt');
+    // Batches with strides and leading dimensions that keep the vector loads (multiples of 4).
+    expect(await check(++seed, { m: 3, n: 8, k: 6, batch: 3, lda: 10, ldb: 12, ldc: 16, strideA: 40, strideB: 80, strideC: 64 })).toBe('skinny_nn');
+    expect(await check(++seed, { m: 2, n: 5, k: 8, transB: true, batch: 2, lda: 12, ldb: 8, strideA: 24, strideB: 48 })).toBe('skinny_nt');
+    // B broadcast over the batch (stride 0).
+    expect(await check(++seed, { m: 4, n: 8, k: 7, batch: 3, strideB: 0 })).toBe('skinny_nn');
+    // Layouts without the vector loads.
+    expect(await check(++seed, { m: 4, n: 6, k: 8 })).toBe('small_m');
+    expect(await check(++seed, { m: 2, n: 7, k: 10, transB: true })).toBe('small_m');
+    expect(await check(++seed, { m: 3, n: 8, k: 8, transA: true, transB: true })).toBe('small_m');
   });
 
   it('forced paths agree: tiled on M <= 8, small on the same shape', async () => {
@@ -248,7 +270,7 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     expectClose(out.dw, dw, tol(2 * tokens), 'dW accumulated');
     const db0 = columnSumRef(dy[0], { rows: tokens, cols: outF });
     expectClose(out.db, columnSumRef(dy[1], { rows: tokens, cols: outF, beta: 1 }, db0), tol(2 * tokens), 'db accumulated');
-    expect(out.kernels).toEqual(['tiled', 'tiled', 'small_m', 'tiled', 'tiled', 'small_m']);
+    expect(out.kernels).toEqual(['tiled', 'tiled', 'skinny_nn', 'tiled', 'tiled', 'skinny_nn']);
   });
 
   it('rejects bad shapes with a RangeError naming the argument', async () => {

@@ -1,0 +1,56 @@
+// The skinny kernels of shaders/matmul_skinny.wgsl (M <= 8 rows, register-blocked, no barrier):
+// when recordMatmul may take them, their pipelines and their grid. Same Params and bindings as
+// the matmul kernels, so recordMatmul dispatches them like the others.
+import code from '../../shaders/matmul_skinny.wgsl?raw';
+import type { KernelSpec } from '../gpu/pipelineCache';
+
+export type SkinnyKernel = 'skinny_nn' | 'skinny_nt';
+
+/** Threads per workgroup (the shader's WG): small, so a few hundred columns still make several workgroups for a CPU adapter's cores. */
+const WG = 16;
+
+/** The shape facts the choice depends on (a ResolvedMatmulShape has them all). */
+export interface SkinnyShape {
+  m: number;
+  n: number;
+  k: number;
+  transA: boolean;
+  transB: boolean;
+  batch: number;
+  strideA: number;
+  strideB: number;
+  strideC: number;
+  lda: number;
+  ldb: number;
+  ldc: number;
+}
+
+const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
+
+/**
+ * The skinny kernel for a product of at most `maxRows` rows whose layout allows its vector
+ * loads, or null. (The caller also needs its bindings 16-byte aligned, and no epilogue.)
+ */
+export function skinnyKernel(s: SkinnyShape, maxRows: number): SkinnyKernel | null {
+  if (s.m > maxRows) return null;
+  const batched = s.batch > 1;
+  if (!s.transB) return quad(s.n, s.ldb, s.ldc) && (!batched || quad(s.strideB, s.strideC)) ? 'skinny_nn' : null;
+  return !s.transA && quad(s.k, s.lda, s.ldb) && (!batched || quad(s.strideA, s.strideB)) ? 'skinny_nt' : null;
+}
+
+const SPECS = new Map<string, KernelSpec>();
+
+export function skinnySpec(kernel: SkinnyKernel, transA: boolean, bindings: KernelSpec['bindings']): KernelSpec {
+  const key = `${kernel}:${transA ? 1 : 0}`;
+  let spec = SPECS.get(key);
+  if (!spec) {
+    spec = { name: 'matmul_skinny', code, entryPoint: kernel, bindings, constants: { TRANS_A: transA ? 1 : 0 } };
+    SPECS.set(key, spec);
+  }
+  return spec;
+}
+
+/** Workgroups along x: a thread per 4 columns (nn) or per column (nt). */
+export function skinnyGroups(kernel: SkinnyKernel, n: number): number {
+  return Math.ceil((kernel === 'skinny_nn' ? n / 4 : n) / WG);
+}
