@@ -12,6 +12,9 @@
 // reproducible: param_partials sums blocks of chunk_rows rows into partials[chunk, 2, D]
 // (dgamma part, then dbeta part), and reduce_* sums those chunks in order.
 //
+// Rows of up to chunk_rows rows skip the partials: param_grads_* sum every row of a column in
+// one pass and write (or add into) dgamma/dbeta directly, one dispatch instead of two.
+//
 // Dispatches (entry point: bindings after params):
 //   forward            one workgroup per row:      x, gamma, beta, y, stats
 //   add_forward        one workgroup per row:      x, gamma, beta, y, stats, x2, sum (of x + x2)
@@ -21,6 +24,8 @@
 //   param_partials     (ceil(D/COLS), chunks):     x, stats, dy, partials
 //   reduce_gamma       ceil(D/COLS) (RMSNorm):     partials, dgamma
 //   reduce_gamma_beta  ceil(D/COLS) (LayerNorm):   partials, dgamma, dbeta
+//   param_grads_gamma       ceil(D/COLS) (RMSNorm, one chunk):   x, stats, dy, dgamma
+//   param_grads_gamma_beta  ceil(D/COLS) (LayerNorm, one chunk): x, stats, dy, dgamma, dbeta
 // Each entry point declares its own resource variables; binding numbers are reused across
 // entry points (WGSL forbids aliasing only within one entry point's interface).
 
@@ -68,10 +73,15 @@ struct Params {
 // backward_input_add: the gradient reaching x around the norm (the residual branch).
 @group(0) @binding(6) var<storage, read> residual: array<f32>;
 
-// param_partials.
+// param_partials, param_grads_*.
 @group(0) @binding(2) var<storage, read> part_stats: array<f32>;
 @group(0) @binding(3) var<storage, read> part_dy: array<f32>;
+// param_partials.
 @group(0) @binding(4) var<storage, read_write> partials_out: array<f32>;
+// param_grads_gamma, param_grads_gamma_beta.
+@group(0) @binding(4) var<storage, read_write> grads_gamma: array<f32>;
+// param_grads_gamma_beta.
+@group(0) @binding(5) var<storage, read_write> grads_beta: array<f32>;
 
 // reduce_gamma, reduce_gamma_beta.
 @group(0) @binding(1) var<storage, read> partials: array<f32>;
@@ -280,6 +290,25 @@ fn column_sums(col: u32, first: u32, last: u32) -> vec2<f32> {
     sum_g += g;
   }
   return vec2<f32>(sum_gx, sum_g);
+}
+
+// One chunk (rows <= chunk_rows): the column sums are the gradients; no partials, no reduce.
+@compute @workgroup_size(COLS)
+fn param_grads_gamma(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let col = gid.x;
+  if (col >= params.dim) { return; }
+  let g = column_sums(col, 0u, params.rows).x;
+  grads_gamma[col] = select(g, grads_gamma[col] + g, params.accumulate == 1u);
+}
+
+@compute @workgroup_size(COLS)
+fn param_grads_gamma_beta(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let col = gid.x;
+  if (col >= params.dim) { return; }
+  let sums = column_sums(col, 0u, params.rows);
+  let acc = params.accumulate == 1u;
+  grads_gamma[col] = select(sums.x, grads_gamma[col] + sums.x, acc);
+  grads_beta[col] = select(sums.y, grads_beta[col] + sums.y, acc);
 }
 
 // Sum over chunks, in chunk order, of partials[chunk, part, col].

@@ -111,6 +111,8 @@ export interface MemoryEstimate {
 
 const F32 = 4;
 const NORM_PARTIAL_ROWS = 32;
+/** src/ops/norm.ts ONE_PASS_ROWS: up to this many rows the norm backward needs no partials. */
+const NORM_ONE_PASS_ROWS = 256;
 /** Stats and scalar buffers below 256 bytes all take one 256-byte bucket. */
 const SMALL = 64;
 
@@ -180,7 +182,7 @@ export function forwardBuffers(t: Tally, L: ModelLayout, batch: number, seqLen: 
 
 function normBackward(scratch: ScratchSim, rows: number, dim: number, frozen: boolean, hasBias: boolean): number {
   const dx = scratch.alloc('norm dx', rows * dim * F32);
-  scratch.alloc('norm partials', Math.ceil(rows / NORM_PARTIAL_ROWS) * 2 * dim * F32);
+  if (rows > NORM_ONE_PASS_ROWS) scratch.alloc('norm partials', Math.ceil(rows / NORM_PARTIAL_ROWS) * 2 * dim * F32);
   if (frozen) {
     const grads = [scratch.alloc('frozen norm grads', dim * F32)];
     if (hasBias) grads.push(scratch.alloc('frozen norm grads', dim * F32));

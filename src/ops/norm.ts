@@ -11,6 +11,13 @@ import { checkBinding } from './elementwise';
 const COLUMNS = 256;
 /** Rows summed by one partial of dgamma/dbeta (the first of the two reduction dispatches). */
 const PARTIAL_ROWS = 32;
+/**
+ * Up to this many rows, dgamma/dbeta are summed in one pass straight into their buffers
+ * (param_grads_*), one dispatch instead of partials + reduce. On SwiftShader (interleaved, D =
+ * 128 and 576) one pass took the same CPU time as two up to 1024 rows and less wall time up to
+ * 256 rows, but 1.6x the wall time at 1024 x 576 (too few columns to share the cores).
+ */
+const ONE_PASS_ROWS = 256;
 const READ = 'read-only-storage';
 
 /** GPT-2's layer_norm_epsilon. */
@@ -68,6 +75,8 @@ function rowKernelsFor(rt: GpuRuntime, shape: NormShape): RowKernels {
 const PARAM_PARTIALS = spec('param_partials', ['uniform', READ, READ, READ, 'storage']);
 const REDUCE_GAMMA = spec('reduce_gamma', ['uniform', READ, 'storage']);
 const REDUCE_GAMMA_BETA = spec('reduce_gamma_beta', ['uniform', READ, 'storage', 'storage']);
+const PARAM_GRADS_GAMMA = spec('param_grads_gamma', ['uniform', READ, READ, READ, 'storage']);
+const PARAM_GRADS_GAMMA_BETA = spec('param_grads_gamma_beta', ['uniform', READ, READ, READ, 'storage', 'storage']);
 
 export type NormKind = 'layernorm' | 'rmsnorm';
 
@@ -242,6 +251,11 @@ export function recordNormBackward(
   const columns = Math.ceil(dim / COLUMNS);
   const dGamma = accumulateInto?.dGamma ?? rt.storage(dim * 4, `${kind}.dgamma`);
   const dBeta = layer ? (accumulateInto?.dBeta ?? rt.storage(dim * 4, `${kind}.dbeta`)) : null;
+  if (rows <= ONE_PASS_ROWS) {
+    if (dBeta) rec.dispatch(rt.pipeline(PARAM_GRADS_GAMMA_BETA), [params, fwd.x, fwd.stats, dy, dGamma, dBeta], columns);
+    else rec.dispatch(rt.pipeline(PARAM_GRADS_GAMMA), [params, fwd.x, fwd.stats, dy, dGamma], columns);
+    return { dx, dGamma, dBeta };
+  }
   const partials = rec.scratch(chunks * 2 * dim * 4, `${kind}.partials`);
   rec.dispatch(rt.pipeline(PARAM_PARTIALS), [params, fwd.x, fwd.stats, dy, partials], columns, chunks);
   if (dBeta) rec.dispatch(rt.pipeline(REDUCE_GAMMA_BETA), [params, partials, dGamma, dBeta], columns);
