@@ -36,6 +36,33 @@ export function linearForward(
   return y;
 }
 
+/**
+ * GPT-2's MLP up projection with GELU as its epilogue, one dispatch: pre [rows, out] = x W + bias
+ * (kept for backward) and act = gelu(pre) (gelu_new), both pooled buffers from `rt`.
+ */
+export function linearForwardGelu(
+  rt: GpuRuntime,
+  rec: Recorder,
+  x: GPUBuffer,
+  w: GPUBuffer,
+  bias: GPUBuffer | null,
+  s: LinearShape,
+): { pre: GPUBuffer; act: GPUBuffer } {
+  const pre = rt.storage(s.rows * s.outDim * 4, 'linear.y');
+  const act = rt.storage(s.rows * s.outDim * 4, 'gelu.y');
+  recordMatmul(rt, rec, { a: x, b: w, c: pre, bias, extra: act }, { m: s.rows, n: s.outDim, k: s.inDim, transB: s.layout === 'out_in', epilogue: 'gelu' });
+  return { pre, act };
+}
+
+/**
+ * out [rows, in] = (dy · the transpose of the forward map) ⊙ gelu'(pre), one dispatch: the input
+ * gradient of a linear layer whose input was gelu(pre) (GPT-2's MLP down projection), carried
+ * through the GELU. `pre` is [rows, in].
+ */
+export function linearBackwardInputGelu(rt: GpuRuntime, rec: Recorder, dy: GPUBuffer, w: GPUBuffer, s: LinearShape, out: GPUBuffer, pre: GPUBuffer): void {
+  recordMatmul(rt, rec, { a: dy, b: w, c: out, extra: pre }, { m: s.rows, n: s.inDim, k: s.outDim, transB: s.layout === 'in_out', epilogue: 'gelu_backward' });
+}
+
 /** dx [rows, in] = dy · (the transpose of the forward map); added into `into` when given. */
 export function linearBackwardInput(
   rt: GpuRuntime,

@@ -215,13 +215,22 @@ export function backwardBuffers(t: Tally, L: ModelLayout, batch: number, seqLen:
   let dOut = normBackward(sim, R, D, frozen, gpt2);
   sim.done(dnf);
   for (let layer = c.numLayers - 1; layer >= 0; layer--) {
-    const dHidden = sim.take('d mlp hidden', R * F * F32);
-    lora(layer, 'mlp_hidden');
-    const dNorm2 = sim.take('d norm2', R * D * F32);
-    const acts = L.llama ? [sim.alloc('d gate', R * F * F32), sim.alloc('d up', R * F * F32)] : [sim.alloc('d up', R * F * F32)];
-    sim.done(dHidden);
-    lora(layer, 'mlp_input');
-    sim.done(...acts);
+    let dNorm2: number;
+    if (gpt2 && !L.sites.some((s) => s.layer === layer && s.input === 'mlp_hidden')) {
+      // The down projection's dX carries the GELU backward (epilogue): dUp directly, no dHidden.
+      const dUp = sim.take('d up', R * F * F32);
+      dNorm2 = sim.take('d norm2', R * D * F32);
+      lora(layer, 'mlp_input');
+      sim.done(dUp);
+    } else {
+      const dHidden = sim.take('d mlp hidden', R * F * F32);
+      lora(layer, 'mlp_hidden');
+      dNorm2 = sim.take('d norm2', R * D * F32);
+      const acts = L.llama ? [sim.alloc('d gate', R * F * F32), sim.alloc('d up', R * F * F32)] : [sim.alloc('d up', R * F * F32)];
+      sim.done(dHidden);
+      lora(layer, 'mlp_input');
+      sim.done(...acts);
+    }
     const dx1 = normBackward(sim, R, D, frozen, gpt2);
     sim.done(dNorm2, dOut);
     const dAttn = sim.take('d attention', R * qDim * F32);

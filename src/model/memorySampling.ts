@@ -87,12 +87,20 @@ export function prefillBuffers(L: ModelLayout, batch: number, seqLen: number, op
     s.done(att, x);
     const n2 = s.take('prefill norm', R * D * F32);
     s.done(s.take('prefill norm stats', R * 8));
-    const up = s.take('prefill up', R * F * F32);
-    const gate = L.llama ? [s.take('prefill gate', R * F * F32)] : [];
-    lora(layer, 'mlp_input');
-    s.done(n2);
-    const hidden = s.take('prefill mlp hidden', R * F * F32);
-    s.done(...gate, up);
+    let hidden: number;
+    if (!L.llama && !(adapters && sitesReading(L, layer, 'mlp_input').length > 0)) {
+      // GELU as the up projection's epilogue: pre-activation and activation from one dispatch.
+      const up = s.take('prefill up', R * F * F32);
+      hidden = s.take('prefill mlp hidden', R * F * F32);
+      s.done(n2, up);
+    } else {
+      const up = s.take('prefill up', R * F * F32);
+      const gate = L.llama ? [s.take('prefill gate', R * F * F32)] : [];
+      lora(layer, 'mlp_input');
+      s.done(n2);
+      hidden = s.take('prefill mlp hidden', R * F * F32);
+      s.done(...gate, up);
+    }
     const out = s.take('prefill layer out', R * D * F32);
     lora(layer, 'mlp_hidden');
     s.done(hidden, x1);

@@ -21,7 +21,7 @@ import { recordNormBackward, recordNormForward, type NormForward } from '../ops/
 import { createRopeTable, recordRope, recordRopeBackward, ropePositions, type RopeTable } from '../ops/rope';
 import type { ModelConfig } from './config';
 import type { KvCache } from './decode';
-import { linearBackwardInput, linearBackwardInputInto, linearBackwardParams, linearForward, type LinearShape } from './linear';
+import { linearBackwardInput, linearBackwardInputGelu, linearBackwardInputInto, linearBackwardParams, linearForward, linearForwardGelu, type LinearShape } from './linear';
 import { LoraAdapters, projectionBias, projectionWeight, type LoraConfig, type LoraSite, type ProjectionRole, type SiteInput } from './lora';
 import { initialLoraTensors } from './loraInit';
 import { recordLoraBackward, recordLoraForward, type LoraBlock, type LoraShape } from './loraLinear';
@@ -499,13 +499,24 @@ export class Transformer {
     keep(norm2.y);
     keep(norm2.stats);
     done(norm2.stats);
-    const up = keep(linearForward(rt, rec, norm2.y, this.weight(l.up), this.opt(l.upBias, 'value'), s.up));
-    const gate = l.gate ? keep(linearForward(rt, rec, norm2.y, this.weight(l.gate), null, s.up)) : null;
-    lora.push(...this.adaptForward(rec, run, index, 'mlp_input', norm2.y, gate ? { up, gate } : { up }, rows, buffers));
-    done(norm2.y);
-    const count = rows * c.intermediateSize;
-    const hidden = gate ? keep(recordSwigluForward(rt, rec, gate, up, count)) : keep(recordGeluForward(rt, rec, up, count));
-    done(...(gate ? [gate, up] : [up]));
+    let up: GPUBuffer;
+    let hidden: GPUBuffer;
+    let gate: GPUBuffer | null = null;
+    if (!l.gate && !run?.adapters.sitesOf(index, 'mlp_input').length) {
+      // GPT-2 with no adapter adding into `up`: GELU is the up projection's epilogue (one dispatch).
+      const fused = linearForwardGelu(rt, rec, norm2.y, this.weight(l.up), this.opt(l.upBias, 'value'), s.up);
+      up = keep(fused.pre);
+      hidden = keep(fused.act);
+      done(norm2.y, up);
+    } else {
+      up = keep(linearForward(rt, rec, norm2.y, this.weight(l.up), this.opt(l.upBias, 'value'), s.up));
+      gate = l.gate ? keep(linearForward(rt, rec, norm2.y, this.weight(l.gate), null, s.up)) : null;
+      lora.push(...this.adaptForward(rec, run, index, 'mlp_input', norm2.y, gate ? { up, gate } : { up }, rows, buffers));
+      done(norm2.y);
+      const count = rows * c.intermediateSize;
+      hidden = gate ? keep(recordSwigluForward(rt, rec, gate, up, count)) : keep(recordGeluForward(rt, rec, up, count));
+      done(...(gate ? [gate, up] : [up]));
+    }
     // out = x1 + down(hidden), the residual add fused as above.
     const out = keep(linearForward(rt, rec, hidden, this.weight(l.down), this.opt(l.downBias, 'value'), s.down, x1));
     lora.push(...this.adaptForward(rec, run, index, 'mlp_hidden', hidden, { down: out }, rows, buffers));
@@ -606,12 +617,21 @@ export class Transformer {
     const count = rows * c.intermediateSize;
     const D = c.hiddenSize;
     // MLP: out = x1 + down(act(up, gate)).
-    const dHidden = scratch.take(count * 4, 'd_mlp_hidden');
-    linearBackwardInputInto(rt, rec, dOut, this.weight(l.down), s.down, dHidden, 'write');
-    this.adaptBackward(rec, a.lora, 'mlp_hidden', { down: dOut }, dHidden, rows, scratch);
+    let dHidden: GPUBuffer | null = null;
+    let dUpFused: GPUBuffer | null = null;
+    if (!l.gate && !a.lora.some((f) => f.site.input === 'mlp_hidden')) {
+      // GPT-2 with no adapter adding into dHidden: dUp = (dOut · downᵀ) ⊙ gelu'(up), the GELU
+      // backward as the product's epilogue (one dispatch, no dHidden buffer).
+      dUpFused = scratch.take(count * 4, 'd_mlp_up');
+      linearBackwardInputGelu(rt, rec, dOut, this.weight(l.down), s.down, dUpFused, a.up);
+    } else {
+      dHidden = scratch.take(count * 4, 'd_mlp_hidden');
+      linearBackwardInputInto(rt, rec, dOut, this.weight(l.down), s.down, dHidden, 'write');
+      this.adaptBackward(rec, a.lora, 'mlp_hidden', { down: dOut }, dHidden, rows, scratch);
+    }
     this.weightGrads(rec, a.hidden, dOut, l.down, l.downBias, s.down);
     const dNorm2 = scratch.take(rows * D * 4, 'd_norm2');
-    if (l.gate && a.gate) {
+    if (l.gate && a.gate && dHidden) {
       const { dGate, dUp } = recordSwigluBackward(rt, rec, a.gate, a.up, dHidden, count);
       scratch.adopt(dGate);
       scratch.adopt(dUp);
@@ -623,8 +643,8 @@ export class Transformer {
       this.weightGrads(rec, a.norm2.y, dGate, l.gate, null, s.up);
       scratch.done(dGate, dUp);
     } else {
-      const dUp = scratch.adopt(recordGeluBackward(rt, rec, a.up, dHidden, count));
-      scratch.done(dHidden);
+      const dUp = dUpFused ?? scratch.adopt(recordGeluBackward(rt, rec, a.up, dHidden!, count));
+      if (dHidden) scratch.done(dHidden);
       linearBackwardInputInto(rt, rec, dUp, this.weight(l.up), s.up, dNorm2, 'write');
       this.adaptBackward(rec, a.lora, 'mlp_input', { up: dUp }, dNorm2, rows, scratch);
       this.weightGrads(rec, a.norm2.y, dUp, l.up, l.upBias, s.up);
