@@ -713,6 +713,74 @@ fn backward_dkdv_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
   }
 }
 
+// Decode by rows (software adapters): one thread per (b, h), 4 cache positions a step, as in
+// forward_rows; a position is poisoned (NaN or +inf score) or -inf as there. No barriers.
+@compute @workgroup_size(ROW_WG)
+fn decode_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+               @builtin(local_invocation_index) lid: u32) {
+  let row = row_of(wid, nwg, lid); // b * Hq + h
+  let Hq = params.num_heads;
+  if (row >= params.batch * Hq) { return; }
+  let h = row % Hq;
+  let b = row / Hq;
+  let kvh = h / (Hq / params.num_kv_heads);
+  let len = params.seq_len;
+  let p0 = min(pad[b], len);
+  let base = row * DH4;
+  if (p0 >= len) {
+    for (var d = 0u; d < DH4; d++) { out4[base + d] = vec4<f32>(0.0); }
+    return;
+  }
+  var qs: array<vec4<f32>, MAX_DH4>;
+  var acc: array<vec4<f32>, MAX_DH4>;
+  for (var d = 0u; d < DH4; d++) { qs[d] = q4[base + d] * params.scale; }
+  var m = LOWEST;
+  var l = 0.0;
+  var poisoned = false;
+  let kv0 = (b * params.num_kv_heads + kvh) * params.max_seq_len * DH4;
+  let last = len - 1u;
+  for (var j = p0; j < len; j += 4u) {
+    let kb0 = kv0 + j * DH4;
+    let kb1 = kv0 + min(j + 1u, last) * DH4;
+    let kb2 = kv0 + min(j + 2u, last) * DH4;
+    let kb3 = kv0 + min(j + 3u, last) * DH4;
+    var a0 = vec4<f32>(0.0);
+    var a1 = vec4<f32>(0.0);
+    var a2 = vec4<f32>(0.0);
+    var a3 = vec4<f32>(0.0);
+    for (var d = 0u; d < DH4; d++) {
+      let x = qs[d];
+      a0 += x * k4[kb0 + d];
+      a1 += x * k4[kb1 + d];
+      a2 += x * k4[kb2 + d];
+      a3 += x * k4[kb3 + d];
+    }
+    let s = vec4<f32>(hsum(a0), hsum(a1), hsum(a2), hsum(a3));
+    let valid = vec4<u32>(j) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(len);
+    let bad = poisons4(s);
+    poisoned = poisoned || any(valid & bad);
+    let keep = valid & !bad;
+    let sm = select(vec4<f32>(LOWEST), s, keep);
+    let m_blk = max(max(sm.x, sm.y), max(sm.z, sm.w));
+    if (m_blk > m) {
+      let alpha = exp(m - m_blk);
+      l *= alpha;
+      for (var d = 0u; d < DH4; d++) { acc[d] *= alpha; }
+      m = m_blk;
+    }
+    let p = select(vec4<f32>(0.0), exp(sm - m), keep);
+    l += hsum(p);
+    for (var d = 0u; d < DH4; d++) {
+      acc[d] += p.x * v4[kb0 + d] + p.y * v4[kb1 + d] + p.z * v4[kb2 + d] + p.w * v4[kb3 + d];
+    }
+  }
+  // NaN when a score was NaN or +inf, or every score was -inf (l = 0).
+  let nan_row = poisoned || l == 0.0;
+  let nan = quiet_nan(bitcast<u32>(l));
+  let inv = 1.0 / l;
+  for (var d = 0u; d < DH4; d++) { out4[base + d] = select(acc[d] * inv, vec4<f32>(nan), nan_row); }
+}
+
 var<workgroup> dec_q: array<f32, DH>;
 var<workgroup> dec_red: array<f32, DEC_WG>;
 var<workgroup> dec_p: array<f32, DEC_WG>;

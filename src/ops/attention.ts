@@ -124,6 +124,19 @@ export function attentionTile(limits: GPUSupportedLimits, headDim: number, reque
   return fits(16) ? 16 : 8;
 }
 
+/**
+ * The kernels to run: `requested`, else 'rows' on a software adapter when headDim is a multiple
+ * of 4 (the row kernels read vec4s), else 'tiles'.
+ */
+export function attentionKernels(requested: AttentionKernels | undefined, headDim: number, softwareAdapter: boolean): AttentionKernels {
+  const kernels = requested ?? (softwareAdapter && headDim % 4 === 0 ? 'rows' : 'tiles');
+  if (kernels !== 'rows' && kernels !== 'tiles') throw new RangeError(`kernels must be 'rows' or 'tiles', got ${String(kernels)}`);
+  if (kernels === 'rows' && headDim % 4 !== 0) {
+    throw new RangeError(`kernels 'rows' read rows as vec4: headDim must be a multiple of 4, got ${headDim}`);
+  }
+  return kernels;
+}
+
 export function resolveAttentionShape(shape: AttentionShape, limits: GPUSupportedLimits, softwareAdapter = false): ResolvedAttentionShape {
   const { batch, seqLen, numHeads, numKvHeads, headDim } = shape;
   checkInt('batch', batch, 1);
@@ -132,11 +145,7 @@ export function resolveAttentionShape(shape: AttentionShape, limits: GPUSupporte
   const scale = resolveScale(shape.scale, headDim);
   checkBinding('q', batch * seqLen * numHeads * headDim, limits.maxStorageBufferBindingSize);
   const tile = attentionTile(limits, headDim, shape.tile);
-  const kernels = shape.kernels ?? (shape.tile === undefined && softwareAdapter && headDim % 4 === 0 ? 'rows' : 'tiles');
-  if (kernels !== 'rows' && kernels !== 'tiles') throw new RangeError(`kernels must be 'rows' or 'tiles', got ${String(kernels)}`);
-  if (kernels === 'rows' && headDim % 4 !== 0) {
-    throw new RangeError(`kernels 'rows' read rows as vec4: headDim must be a multiple of 4, got ${headDim}`);
-  }
+  const kernels = attentionKernels(shape.tile === undefined ? shape.kernels : (shape.kernels ?? 'tiles'), headDim, softwareAdapter);
   return { batch, seqLen, numHeads, numKvHeads, headDim, scale, tile, kernels };
 }
 
@@ -260,6 +269,11 @@ export interface AttentionDecodeShape {
   /** Filled cache positions; the new token's key and value are at position length - 1. */
   length: number;
   scale?: number;
+  /**
+   * 'rows': one thread per (b, h), no barriers (default on a software adapter when headDim is a
+   * multiple of 4); 'tiles': one workgroup per (b, h) with barrier reductions over the keys.
+   */
+  kernels?: AttentionKernels;
 }
 
 export function validateAttentionDecodeShape(shape: AttentionDecodeShape, limits: GPUSupportedLimits): number {
@@ -290,8 +304,11 @@ export function recordAttentionDecode(
   const scale = validateAttentionDecodeShape(shape, rt.device.limits);
   const { batch, numHeads, headDim, maxSeqLen, length } = shape;
   const out = rt.storage(batch * numHeads * headDim * 4, 'attention.decode_out');
-  const spec = kernel('decode', ['uniform', R, R, R, R, W], { DH: headDim });
-  const [x, y] = rt.grid(batch * numHeads);
+  const rows = attentionKernels(shape.kernels, headDim, rt.info.isFallback) === 'rows';
+  const spec = rows
+    ? kernel('decode_rows', ['uniform', R, R, R, R, W], { DH: headDim, ROW_WG: ROW_WORKGROUP })
+    : kernel('decode', ['uniform', R, R, R, R, W], { DH: headDim });
+  const [x, y] = rt.grid(rows ? Math.ceil((batch * numHeads) / ROW_WORKGROUP) : batch * numHeads);
   const u = rec.uniform(params({ ...shape, scale }, length, 0, maxSeqLen, 0));
   rec.dispatch(rt.pipeline(spec), [u, q, kcache, vcache, pad, out], x, y);
   return out;

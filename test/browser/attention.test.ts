@@ -154,11 +154,12 @@ describe('attention kernels (WGSL) vs float64 twin', () => {
     expect(r.tileAt16KiB).toBe(8);
   });
 
-  it('runs the row kernels by default on a software adapter (1 + 2 dispatches), tiles elsewhere (1 + 3)', async () => {
+  it('runs the row kernels by default on a software adapter (1 + 2 dispatches, decode 1), tiles elsewhere (1 + 3, decode 1)', async () => {
     const r = await harness.runModule(CASES, 'kernelChoice', { batch: 2, seqLen: 5, numHeads: 2, numKvHeads: 1, headDim: 8 });
     expect(r.kernels).toBe(r.software ? 'rows' : 'tiles');
-    expect(r.rows).toEqual(['forward_rows', 'backward_dq_rows', 'backward_dkdv_rows']);
-    expect(r.tiles).toEqual(['forward', 'backward_prep', 'backward_dq', 'backward_dkdv']);
+    expect(r.rows).toEqual(['forward_rows', 'backward_dq_rows', 'backward_dkdv_rows', 'decode_rows']);
+    expect(r.tiles).toEqual(['forward', 'backward_prep', 'backward_dq', 'backward_dkdv', 'decode']);
+    expect(r.decodeDefault).toBe(r.software ? 'decode_rows' : 'decode');
   });
 
   it('rejects bad shapes and inputs with RangeErrors naming the argument', async () => {
@@ -210,17 +211,21 @@ describe('attention decode kernel (KV cache [B, Hkv, Tmax, Dh]) vs the twin', ()
   ] as const) {
     it(`equals the full forward twin's last row: B=${s.batch} len=${s.seqLen} Tmax=${tmax} Hq/Hkv=${s.numHeads}/${s.numKvHeads} Dh=${s.headDim}`, async () => {
       const { input, lastRow } = decodeCase(seed, { ...s, pad: [...s.pad] }, tmax);
-      const got = await harness.runModule(CASES, 'decode', input);
-      expectClose(got.out, lastRow, OUT_TOL, 'decode out');
-      expectClose(got.out, attentionDecodeRef(input), OUT_TOL, 'decode out vs decode twin');
+      for (const kernels of ['rows', 'tiles'] as const) {
+        const got = await harness.runModule(CASES, 'decode', { ...input, kernels });
+        expectClose(got.out, lastRow, OUT_TOL, `decode out (${kernels})`);
+        expectClose(got.out, attentionDecodeRef(input), OUT_TOL, `decode out vs decode twin (${kernels})`);
+      }
     });
   }
 
   it('gives 0 to a sequence whose cache holds only padding, and rejects length > maxSeqLen', async () => {
     const { input } = decodeCase(34, { batch: 2, seqLen: 5, numHeads: 2, numKvHeads: 1, headDim: 8, pad: [5, 0] }, 6);
-    const got = await harness.runModule(CASES, 'decode', input);
-    expect(got.out.slice(0, 16).every((x: number) => x === 0)).toBe(true);
-    expectClose(got.out, attentionDecodeRef(input), OUT_TOL, 'decode out');
+    for (const kernels of ['rows', 'tiles'] as const) {
+      const got = await harness.runModule(CASES, 'decode', { ...input, kernels });
+      expect(got.out.slice(0, 16).every((x: number) => x === 0)).toBe(true);
+      expectClose(got.out, attentionDecodeRef(input), OUT_TOL, `decode out (${kernels})`);
+    }
     const message = await harness.runModule(CASES, 'errorOf', { kind: 'decode', case: { ...input, length: 7 } });
     expect(message).toMatch(/RangeError: length \(7\) must not exceed maxSeqLen \(6\)/);
   });
@@ -258,7 +263,6 @@ describe('NaN and Inf reach the attention outputs (the trainer\'s NaN guard depe
     q[(3 * Hq + 0) * D + 0] = Infinity; // b3 head 0: every score -inf (every key's k[0] < 0)
     for (let t = 0; t < length; t++) kcache[at(3, 0, t, 0)] = -0.1 - Math.abs(kcache[at(3, 0, t, 0)]);
     const input = { batch: B, numHeads: Hq, numKvHeads: Hkv, headDim: D, maxSeqLen: Tmax, length, pad: [0, 0, 2, 0], q, kcache, vcache };
-    const got = await harness.runModule(CASES, 'decode', input);
     const ref = attentionDecodeRef(input);
     const head = (x: ArrayLike<number>, b: number, h: number) => Array.from(x).slice((b * Hq + h) * D, (b * Hq + h + 1) * D);
     // The twin itself shows the intended pattern.
@@ -268,7 +272,10 @@ describe('NaN and Inf reach the attention outputs (the trainer\'s NaN guard depe
     for (const h of [0, 1, 2, 3]) expect(head(ref, 2, h).every(Number.isFinite)).toBe(true);
     expect(head(ref, 3, 0).every(Number.isNaN)).toBe(true);
     for (const h of [1, 2, 3]) expect(head(ref, 3, h).every(Number.isFinite)).toBe(true);
-    expectFinitePattern(got.out, ref, OUT_TOL, 'decode out');
+    for (const kernels of ['rows', 'tiles'] as const) {
+      const got = await harness.runModule(CASES, 'decode', { ...input, kernels });
+      expectFinitePattern(got.out, ref, OUT_TOL, `decode out (${kernels})`);
+    }
   });
 
   for (const extra of [{ tile: 16 }, { kernels: 'rows' }] as const) {

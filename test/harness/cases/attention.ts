@@ -4,6 +4,7 @@ import type { GpuRuntime } from '../../../src/gpu/runtime';
 import {
   attentionTile,
   recordAttentionBackward,
+  recordAttentionDecode,
   recordAttentionForward,
   resolveAttentionShape,
   runAttention,
@@ -64,6 +65,7 @@ export interface DecodeCase {
   maxSeqLen: number;
   length: number;
   scale?: number;
+  kernels?: AttentionKernels;
   q: number[];
   kcache: number[];
   vcache: number[];
@@ -108,14 +110,18 @@ export function tileChoice(rt: GpuRuntime, input: { headDim: number }) {
 
 /** The default kernels for a shape on this GPU, and the entry points each kind dispatches (forward + backward). */
 export function kernelChoice(rt: GpuRuntime, shape: { batch: number; seqLen: number; numHeads: number; numKvHeads: number; headDim: number }) {
-  const entries = (kernels: AttentionKernels) => {
+  const entries = (kernels?: AttentionKernels, decodeOnly = false) => {
     const size = (n: number) => rt.storage(n * 4);
     const [q, k, v, pad, dout] = [size(1), size(1), size(1), size(1), size(1)];
+    const decodeShape = { ...shape, maxSeqLen: shape.seqLen, length: shape.seqLen, kernels };
     const captured = rt.captureDispatches(() => {
       const rec = rt.recorder('kernel-choice');
-      const fwd = recordAttentionForward(rt, rec, q, k, v, pad, { ...shape, kernels });
-      const g = recordAttentionBackward(rt, rec, fwd, dout);
-      rt.release(fwd.out, fwd.lse, g.dq, g.dk, g.dv);
+      if (!decodeOnly) {
+        const fwd = recordAttentionForward(rt, rec, q, k, v, pad, { ...shape, kernels });
+        const g = recordAttentionBackward(rt, rec, fwd, dout);
+        rt.release(fwd.out, fwd.lse, g.dq, g.dk, g.dv);
+      }
+      rt.release(recordAttentionDecode(rt, rec, q, k, v, pad, decodeShape));
     });
     rt.release(q, k, v, pad, dout);
     return captured.map((d) => d.spec.entryPoint);
@@ -125,6 +131,7 @@ export function kernelChoice(rt: GpuRuntime, shape: { batch: number; seqLen: num
     kernels: resolveAttentionShape(shape, rt.device.limits, rt.info.isFallback).kernels,
     rows: entries('rows'),
     tiles: entries('tiles'),
+    decodeDefault: entries(undefined, true)[0],
   };
 }
 
