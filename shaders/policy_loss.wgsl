@@ -211,20 +211,22 @@ fn kl_term(delta: f32) -> vec2<f32> {
   }
 }
 
-// Workgroup tree reduction of up to 9 sums per thread.
+// Workgroup reduction of up to 9 sums per thread: after one barrier thread 0 adds each slot's
+// WG values in order, then a barrier publishes red[k * WG]. (A tree takes log2(WG) barriers,
+// and a software adapter pays each as a switch of every thread of the workgroup.)
 const SLOTS: u32 = 9u;
 var<workgroup> red: array<f32, 2304>; // SLOTS * WG
 
 fn reduce(tid: u32, count: u32) {
   workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (tid < stride) {
-      for (var k = 0u; k < count; k++) {
-        red[k * WG + tid] += red[k * WG + tid + stride];
-      }
+  if (tid == 0u) {
+    for (var k = 0u; k < count; k++) {
+      var s = red[k * WG];
+      for (var t = 1u; t < WG; t++) { s += red[k * WG + t]; }
+      red[k * WG] = s;
     }
-    workgroupBarrier();
   }
+  workgroupBarrier();
 }
 
 // ---- seq_stats -------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 // out[slot] = sum_i w[i] * x[i] over n values, in one workgroup with a fixed summation order
-// (strided partial sums, then a tree), so the result is reproducible bit for bit. Used for
+// (strided partial sums, then thread 0 adds them in order), so the result is reproducible bit for bit. Used for
 // scalar losses (e.g. SFT cross-entropy: x = log-probs, w = -mask / count) that are the only
 // thing a training step reads back.
 
@@ -27,10 +27,11 @@ fn weighted_sum(@builtin(local_invocation_index) tid: u32) {
     if (w[i] != 0.0) { s += w[i] * x[i]; }
   }
   partial[tid] = s;
+  // One barrier, then thread 0 in order (a tree's log2(WG) barriers cost a software adapter more).
   workgroupBarrier();
-  for (var stride = WG / 2u; stride > 0u; stride = stride / 2u) {
-    if (tid < stride) { partial[tid] += partial[tid + stride]; }
-    workgroupBarrier();
+  if (tid == 0u) {
+    var total = partial[0];
+    for (var t = 1u; t < WG; t++) { total += partial[t]; }
+    out[params.slot] = total;
   }
-  if (tid == 0u) { out[params.slot] = partial[0]; }
 }
