@@ -1,5 +1,8 @@
 // Causal grouped-query attention over left-padded batches, FlashAttention-2 style, its
-// backward, and a decode variant that reads a KV cache.
+// backward, and a decode variant that reads a KV cache. Two kinds of kernels compute the same
+// thing: tiles (forward, backward_prep, backward_dq, backward_dkdv, decode; below) for hardware
+// GPUs, and rows (forward_rows, backward_dq_rows, backward_dkdv_rows, decode_rows; further down),
+// one thread per row without barriers, for software adapters.
 //
 // Layouts (row-major f32): q, out, dout, dq [B, T, Hq, DH]; k, v, dk, dv [B, T, Hkv, DH];
 // lse [B, Hq, T]; pad [B] (u32, clamped to T). Query head h reads kv head h / G, G = Hq / Hkv.

@@ -149,8 +149,21 @@ export function resolveAttentionShape(shape: AttentionShape, limits: GPUSupporte
   return { batch, seqLen, numHeads, numKvHeads, headDim, scale, tile, kernels };
 }
 
+const SPECS = new Map<string, KernelSpec>();
+
+/**
+ * One spec object per entry point and constants, so the pipeline cache finds it by identity:
+ * a new object would hash the whole shader source (~33 KB, ~0.15 ms) on every dispatch recorded,
+ * once per layer and token in decode.
+ */
 function kernel(entryPoint: string, bindings: BindingKind[], constants: Record<string, number>): KernelSpec {
-  return { name: 'attention', code, entryPoint, bindings, constants };
+  const key = `${entryPoint}|${JSON.stringify(constants)}`;
+  let spec = SPECS.get(key);
+  if (!spec) {
+    spec = { name: 'attention', code, entryPoint, bindings, constants };
+    SPECS.set(key, spec);
+  }
+  return spec;
 }
 
 function params(
