@@ -34,6 +34,10 @@
 //   The sums come from the tiles the product stages anyway: the workgroups of the first row
 //   tile (SUM_K 1) or column tile (SUM_K 2) add them up, one thread per tile column (row).
 //   extra is indexed like C from its binding's start; SUM_K needs batch 1 and the tiled kernels.
+// - epilogue: the EPILOGUE step alone over a C already written (C[index] read as the product),
+//   one thread per element. For M <= 8 the launcher runs the register-blocked skinny kernels
+//   (shaders/matmul_skinny.wgsl, several times faster than small_m there) and then this pass,
+//   rather than small_m_fused.
 
 const WG: u32 = 256u;      // column_sum
 const SMALL_WG: u32 = 64u; // small_m
@@ -517,6 +521,14 @@ fn small_m_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     if (params.has_bias == 1u) { v += bias[out_col]; }
     store_fused(index, v);
   }
+}
+
+@compute @workgroup_size(SMALL_WG)
+fn epilogue(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  let i = wid.x * SMALL_WG + tid;
+  if (i >= params.m * params.n) { return; }
+  let index = wid.z * params.stride_c + (i / params.n) * params.ldc + i % params.n;
+  store_fused(index, c[index]);
 }
 
 // column_sum bindings: 0 params (m rows, n columns, lda row stride, alpha, beta, read_c),

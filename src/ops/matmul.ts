@@ -69,6 +69,18 @@ function fusedSpec(kernel: MatmulKernel, transA: boolean, transB: boolean, epilo
   return spec;
 }
 
+/** The epilogue alone, over a C the skinny kernels wrote (m <= 8): one spec per epilogue. */
+const EPILOGUE_PASS_SPECS = new Map<MatmulEpilogue, KernelSpec>();
+function epiloguePassSpec(epilogue: MatmulEpilogue): KernelSpec {
+  let spec = EPILOGUE_PASS_SPECS.get(epilogue);
+  if (!spec) {
+    spec = { name: 'matmul', code, entryPoint: 'epilogue', bindings: FUSED_BINDINGS, constants: { EPILOGUE: EPILOGUE_CODES[epilogue] } };
+    EPILOGUE_PASS_SPECS.set(epilogue, spec);
+  }
+  return spec;
+}
+const EPILOGUE_PASS_WG = 64;
+
 const COLUMN_SUM: KernelSpec = {
   name: 'matmul',
   code,
@@ -229,12 +241,13 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
 
 /**
  * The kernel recordMatmul uses for this shape: for m <= 8, a skinny kernel when the layout
- * allows its vector loads and nothing is fused (src/ops/matmulSkinny.ts), else small_m (unless
- * path says otherwise, or a k-sum is asked for); tiled_vec4 when every stored row length, leading dimension and batch stride
+ * allows its vector loads and no k-sum is asked for (src/ops/matmulSkinny.ts; an epilogue then
+ * follows as a second dispatch), else small_m (unless path says otherwise, or a k-sum is asked
+ * for: tiled); tiled_vec4 when every stored row length, leading dimension and batch stride
  * is a multiple of 4, tiled otherwise.
  */
 export function matmulKernel(s: ResolvedMatmulShape): MatmulKernel {
-  const skinny = s.path === 'auto' && s.epilogue === 'none' && !s.sumK ? skinnyKernel(s, SMALL_M_MAX) : null;
+  const skinny = s.path === 'auto' && !s.sumK ? skinnyKernel(s, SMALL_M_MAX) : null;
   if (skinny) return skinny;
   if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX && !s.sumK)) return 'small_m';
   const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
@@ -340,7 +353,13 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
 
   const params = rec.uniform(gemmParams(s, !!ops.bias));
   // Without a bias, binding 3 still needs a buffer: A is read-only already, so reuse it.
-  if (fused) {
+  if (fused && (kernel === 'skinny_nn' || kernel === 'skinny_nt')) {
+    // m <= 8: the skinny kernel (no fused variant), then the epilogue over C in a second pass.
+    rec.dispatch(rt.pipeline(skinnySpec(kernel, s.transA, GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);
+    const groups = Math.ceil((s.m * s.n) / EPILOGUE_PASS_WG);
+    if (groups > maxGroups) throw new RangeError(`m * n = ${s.m * s.n} needs ${groups} workgroups for the epilogue, more than ${maxGroups}`);
+    rec.dispatch(rt.pipeline(epiloguePassSpec(s.epilogue)), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], groups, 1, s.batch);
+  } else if (fused) {
     const spec = fusedSpec(kernel, s.transA, s.transB, s.epilogue, s.sumK);
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], x, y, s.batch);
   } else {

@@ -352,7 +352,7 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     expectClose(outIn.c, matmulRef({ a: dy, b: x }, { m: outF, n: inF, k: rows, transA: true }), tol(rows), 'dW (out_in)');
   });
 
-  it('epilogues (residual, gelu, gelu_backward) on the scalar, vec4 and small-M kernels, batched too', async () => {
+  it('epilogues (residual, gelu, gelu_backward) on the scalar, vec4, small-M and skinny (+ epilogue pass) kernels, batched too', async () => {
     let seed = 1500;
     const cases = {
       residual: [
@@ -361,17 +361,21 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
         [{ m: 5, n: 37, k: 45, transB: true }, 'small_m'],
         [{ m: 19, n: 13, k: 21, batch: 3, transA: true }, 'tiled'],
         [{ m: 20, n: 12, k: 8, batch: 2 }, 'tiled_vec4'],
+        // m <= 8 on a layout the skinny kernels take: skinny product, then the epilogue pass.
+        [{ m: 2, n: 12, k: 8, batch: 2 }, 'skinny_nn'],
       ],
       gelu: [
         [{ m: 33, n: 70, k: 45, transB: true }, 'tiled'],
         [{ m: 68, n: 132, k: 36 }, 'tiled_vec4'],
-        [{ m: 3, n: 40, k: 20 }, 'small_m'],
+        [{ m: 3, n: 37, k: 20 }, 'small_m'],
+        [{ m: 3, n: 40, k: 20 }, 'skinny_nn'],
       ],
       // The GPT-2 MLP's dHidden = dOut . W_downᵀ (Conv1D W [512, 128] read transposed).
       gelu_backward: [
         [{ m: 33, n: 70, k: 45, transB: true }, 'tiled'],
         [{ m: 64, n: 128, k: 64, transB: true }, 'tiled_vec4'],
         [{ m: 5, n: 37, k: 45, transB: true }, 'small_m'],
+        [{ m: 5, n: 36, k: 44, transB: true }, 'skinny_nt'],
       ],
     } as const;
     for (const epilogue of ['residual', 'gelu', 'gelu_backward'] as const) {
