@@ -93,7 +93,8 @@ var<workgroup> red_a: array<f32, WG>;
 var<workgroup> red_b: array<f32, WG>;
 
 // Sums (a, b) over the workgroup with a fixed tree, so the result is deterministic.
-// Call from uniform control flow; every thread gets the sums.
+// Call from uniform control flow; every thread gets the sums. Where a workgroup is exactly one
+// subgroup the launcher (src/ops/norm.ts sizedCode) swaps this function for subgroupAdd.
 fn workgroup_sum2(tid: u32, a: f32, b: f32) -> vec2<f32> {
   red_a[tid] = a;
   red_b[tid] = b;

@@ -19,6 +19,11 @@ export interface GpuInfo {
   description: string;
   /** True for software adapters (SwiftShader, WARP, lavapipe): fine for tests, slow. */
   isFallback: boolean;
+  /**
+   * Invocations per subgroup, when the device has the 'subgroups' feature and the adapter
+   * reports a single size (subgroupMinSize = subgroupMaxSize; 4 on SwiftShader); else absent.
+   */
+  subgroupSize?: number;
   features: string[];
   limits: Record<string, number>;
 }
@@ -83,5 +88,9 @@ export async function acquireGpu(options: AcquireOptions = {}): Promise<Acquired
     features: [...device.features].sort(),
     limits,
   };
+  const sizes = adapterInfo as { subgroupMinSize?: number; subgroupMaxSize?: number };
+  if (device.features.has('subgroups') && sizes.subgroupMinSize && sizes.subgroupMinSize === sizes.subgroupMaxSize) {
+    info.subgroupSize = sizes.subgroupMinSize;
+  }
   return { adapter, device, info, lost: device.lost };
 }

@@ -157,6 +157,23 @@ describe('norm kernels (WGSL) vs float64 twin', () => {
       });
     }
 
+    it(`${kind}: without the subgroups feature (tree sums) the same within tolerance`, async () => {
+      for (const [seed, rows, dim] of [
+        [18, 5, 130],
+        [19, 300, 6],
+      ] as const) {
+        const input = { ...randomNorm(kind, seed, rows, dim), residual: f32(normal(rng(seed + 1), rows * dim)) };
+        const out = await run('normWithoutSubgroups', input);
+        const ref = normForwardRef(input);
+        const grads = normBackwardRef(input, input.dy, input.residual);
+        const tag = `${kind} ${rows}x${dim} without subgroups`;
+        expectClose(out.y, ref.y, NORM_TOL, `${tag} y`);
+        expectClose(out.rstd, ref.rstd, NORM_TOL, `${tag} rstd`);
+        expectClose(out.dx, grads.dx, NORM_DX_TOL, `${tag} dx`);
+        expectClose(out.dGamma, grads.dGamma, NORM_PARAM_TOL, `${tag} dGamma`);
+      }
+    });
+
     it(`${kind}: dx adds a residual gradient in the same dispatch (one and two passes over rows, 4 and 64 threads)`, async () => {
       for (const [seed, rows, dim, threads] of [
         [16, 9, 37, undefined],
@@ -193,22 +210,24 @@ describe('norm kernels (WGSL) vs float64 twin', () => {
     });
   }
 
-  it('dispatches: threads per row by adapter and dim, one pass over rows up to 256, the residual in backward_input_add', async () => {
+  it('dispatches: threads per row by adapter and dim, subgroup sums, one pass over rows up to 256, the residual in backward_input_add', async () => {
     const one = await run('normDispatches', { kind: 'layernorm', rows: 64, dim: 128 });
     // [hardware, software]: about 4 values a thread in [32, 256]; 4 on a software adapter.
     expect(one.threadsByDim).toEqual({ 1: [32, 4], 128: [32, 4], 129: [64, 4], 576: [256, 4], 1024: [256, 4], 4096: [256, 4] });
     const rowThreads = one.software ? 4 : 32;
+    // Subgroup sums where a row's workgroup is one subgroup (SwiftShader: 4 and 4).
+    const sg = one.subgroupSize === rowThreads;
     expect(one.dispatches).toEqual([
-      { entryPoint: 'forward', wg: rowThreads, workgroups: 64 },
-      { entryPoint: 'backward_input', wg: rowThreads, workgroups: 64 },
-      { entryPoint: 'param_grads_gamma_beta', wg: 256, workgroups: 1 },
+      { entryPoint: 'forward', wg: rowThreads, subgroups: sg, workgroups: 64 },
+      { entryPoint: 'backward_input', wg: rowThreads, subgroups: sg, workgroups: 64 },
+      { entryPoint: 'param_grads_gamma_beta', wg: 256, subgroups: false, workgroups: 1 },
     ]);
     const two = await run('normDispatches', { kind: 'rmsnorm', rows: 257, dim: 300, threads: 64, residual: true });
     expect(two.dispatches).toEqual([
-      { entryPoint: 'forward', wg: 64, workgroups: 257 },
-      { entryPoint: 'backward_input_add', wg: 64, workgroups: 257 },
-      { entryPoint: 'param_partials', wg: 256, workgroups: 2 * 9 },
-      { entryPoint: 'reduce_gamma', wg: 256, workgroups: 2 },
+      { entryPoint: 'forward', wg: 64, subgroups: two.subgroupSize === 64, workgroups: 257 },
+      { entryPoint: 'backward_input_add', wg: 64, subgroups: two.subgroupSize === 64, workgroups: 257 },
+      { entryPoint: 'param_partials', wg: 256, subgroups: false, workgroups: 2 * 9 },
+      { entryPoint: 'reduce_gamma', wg: 256, subgroups: false, workgroups: 2 },
     ]);
   });
 

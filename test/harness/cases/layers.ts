@@ -1,6 +1,6 @@
 // Page-side cases for test/browser/layers.test.ts (norms, activations, embedding, elementwise),
 // run through harness.runModule. Inputs and outputs are plain JSON-able data (number arrays).
-import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { GpuRuntime } from '../../../src/gpu/runtime';
 import { runNorm, recordAddNormForward, recordNormForward, recordNormBackward, normRowThreads, type NormKind } from '../../../src/ops/norm';
 import { runGelu, runSwiglu, recordGeluForward } from '../../../src/ops/activation';
 import { runEmbedding, recordEmbeddingForward, recordEmbeddingBackward } from '../../../src/ops/embedding';
@@ -44,6 +44,17 @@ export async function norm(rt: GpuRuntime, c: NormCase) {
     dGamma: list(out.dGamma),
     dBeta: list(out.dBeta),
   };
+}
+
+/** `norm` on a device of its own made without the optional features (no subgroups): the tree sums. */
+export async function normWithoutSubgroups(_rt: GpuRuntime, c: NormCase) {
+  const rt = await GpuRuntime.create({ optionalFeatures: false });
+  try {
+    if (rt.device.features.has('subgroups')) throw new Error('the device has subgroups after all');
+    return await norm(rt, c);
+  } finally {
+    rt.destroy();
+  }
 }
 
 export async function gelu(rt: GpuRuntime, c: { x: number[]; dy?: number[] }) {
@@ -154,10 +165,12 @@ export function normDispatches(rt: GpuRuntime, c: { kind: NormKind; rows: number
   rt.release(x, gamma, ...made);
   return {
     software: rt.info.isFallback,
+    subgroupSize: rt.info.subgroupSize ?? null,
     threadsByDim: Object.fromEntries([1, 128, 129, 576, 1024, 4096].map((d) => [d, [normRowThreads(d, false), normRowThreads(d, true)]])),
     dispatches: captured.map((d) => ({
       entryPoint: d.spec.entryPoint,
       wg: Number(/const WG: u32 = (\d+)u;/.exec(d.spec.code)?.[1]),
+      subgroups: d.spec.code.startsWith('enable subgroups;'),
       workgroups: d.workgroups,
     })),
   };
