@@ -25,7 +25,7 @@
 // - column_sum: out[j] = alpha * sum_i X[i, j] + beta * out[j] (a bias gradient).
 // - tiled_fused / tiled_vec4_fused / small_m_fused: the same products with one more binding,
 //   `extra` (5), and what the override constants EPILOGUE and SUM_K ask of it (one dispatch
-//   instead of two or three; separate entry points, so the plain kernels bind nothing more):
+//   instead of two; separate entry points, so the plain kernels bind nothing more):
 //     EPILOGUE 1 residual:       C = (product as above) + extra          (extra laid out like C)
 //     EPILOGUE 2 gelu:           C = product; extra = gelu(C)            (pre-activation and activation)
 //     EPILOGUE 3 gelu_backward:  C = product * gelu'(extra)              (extra: the pre-activation)
@@ -37,7 +37,7 @@
 // - epilogue: the EPILOGUE step alone over a C already written (C[index] read as the product),
 //   one thread per element. For M <= 8 the launcher runs the register-blocked skinny kernels
 //   (shaders/matmul_skinny.wgsl, several times faster than small_m there) and then this pass,
-//   rather than small_m_fused.
+//   rather than small_m_fused (which serves the layouts the skinny kernels refuse).
 
 const WG: u32 = 256u;      // column_sum
 const SMALL_WG: u32 = 64u; // small_m
