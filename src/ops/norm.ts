@@ -32,8 +32,9 @@ function spec(entryPoint: string, bindings: KernelSpec['bindings']): KernelSpec 
  * `dim` values. Each row is one workgroup with barrier trees. On a software adapter
  * (SwiftShader) the cost grows steeply with the workgroup size: interleaved there (fwd + bwd,
  * D = 128 and 576, rows 64 and 1024) 4 threads, one SIMD group of its 4 lanes, ran 3-8x
- * faster than 64, and 64 about ten times faster than 256; 2 or 1 were slower. On other adapters: the smallest power of two >= dim / 4, in [32, 256] (about 4
- * values a thread; not measured here, there was no hardware adapter).
+ * faster than 64, and 64 about ten times faster than 256; 2 or 1 were slower. On other
+ * adapters: the smallest power of two >= dim / 4, in [32, 256] (about 4 values a thread; not
+ * measured, there was no hardware adapter).
  */
 export function normRowThreads(dim: number, software: boolean): number {
   if (software) return 4;
