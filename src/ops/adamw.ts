@@ -12,6 +12,7 @@ import type { KernelSpec } from '../gpu/pipelineCache';
 import {
   bindingBytes,
   checkTensorBinding,
+  checkedGroupSize,
   gradNormKernels,
   readStepState,
   recordGradNorm,
@@ -59,8 +60,11 @@ function multiStep(tensors: number): KernelSpec {
 }
 
 /** Tensors per AdamW dispatch on this device: four storage bindings each, plus the step state. */
-export function adamwGroupSize(limits: GPUSupportedLimits): number {
-  return Math.max(1, Math.min(MULTI_MAX, Math.floor((limits.maxStorageBuffersPerShaderStage - 1) / 4)));
+export function adamwGroupSize(limits: GPUSupportedLimits, software = false, requested?: number): number {
+  const most = Math.max(1, Math.min(MULTI_MAX, Math.floor((limits.maxStorageBuffersPerShaderStage - 1) / 4)));
+  if (requested !== undefined) return checkedGroupSize(requested, most);
+  // A software adapter: one tensor a dispatch (see gradNormGroupSize).
+  return software ? 1 : most;
 }
 
 /** Most tensors one shared-moments AdamW dispatch binds (two storage bindings each). */
@@ -87,8 +91,10 @@ function momentsStep(tensors: number): KernelSpec {
  * Tensors per AdamW dispatch when their moments share one buffer (ParameterStore's): two storage
  * bindings each (grad, param), plus the step state and the moments (4 on SwiftShader's 10).
  */
-export function momentsGroupSize(limits: GPUSupportedLimits): number {
-  return Math.max(1, Math.min(MOMENTS_MAX, Math.floor((limits.maxStorageBuffersPerShaderStage - 2) / 2)));
+export function momentsGroupSize(limits: GPUSupportedLimits, software = false, requested?: number): number {
+  const most = Math.max(1, Math.min(MOMENTS_MAX, Math.floor((limits.maxStorageBuffersPerShaderStage - 2) / 2)));
+  if (requested !== undefined) return checkedGroupSize(requested, most);
+  return software ? 1 : most;
 }
 
 /**
@@ -96,12 +102,12 @@ export function momentsGroupSize(limits: GPUSupportedLimits): number {
  * `moments` 'shared' when every tensor's exp_avg and exp_avg_sq are ranges of one buffer (as
  * ParameterStore keeps them), 'separate' when each is a buffer of its own.
  */
-export function optimizerKernels(limits: GPUSupportedLimits, count: number, moments: 'shared' | 'separate'): KernelSpec[] {
+export function optimizerKernels(limits: GPUSupportedLimits, count: number, moments: 'shared' | 'separate', software = false): KernelSpec[] {
   const updates =
     moments === 'shared'
-      ? tensorGroups(count, momentsGroupSize(limits)).map(([a, b]) => momentsStep(b - a))
-      : tensorGroups(count, adamwGroupSize(limits)).map(([a, b]) => (b - a === 1 ? STEP : multiStep(b - a)));
-  return [...gradNormKernels(limits, count), ...new Set(updates)];
+      ? tensorGroups(count, momentsGroupSize(limits, software)).map(([a, b]) => (b - a === 1 ? STEP : momentsStep(b - a)))
+      : tensorGroups(count, adamwGroupSize(limits, software)).map(([a, b]) => (b - a === 1 ? STEP : multiStep(b - a)));
+  return [...gradNormKernels(limits, count, software), ...new Set(updates)];
 }
 
 /** The buffer holding both of a tensor's moments, or null when they are in separate buffers. */
@@ -122,6 +128,8 @@ export interface AdamWOptions {
   adam_epsilon?: number;
   /** Default 0 (Trainer's; torch's own default is 0.01). */
   weight_decay?: number;
+  /** Engine setting, as GradNormOptions.tensorsPerDispatch: at most this many tensors per AdamW dispatch (default: the device's choice). */
+  tensorsPerDispatch?: number;
 }
 
 /**
@@ -147,6 +155,7 @@ export interface ResolvedAdamW {
   beta2: number;
   eps: number;
   weightDecay: number;
+  tensorsPerDispatch?: number;
 }
 
 export function resolveAdamWOptions(options: AdamWOptions): ResolvedAdamW {
@@ -160,7 +169,8 @@ export function resolveAdamWOptions(options: AdamWOptions): ResolvedAdamW {
   if (!(beta2 >= 0 && beta2 < 1)) throw new RangeError(`adam_beta2 must be in [0, 1), got ${beta2}`);
   if (!(Number.isFinite(eps) && eps >= 0)) throw new RangeError(`adam_epsilon must be a finite number >= 0, got ${eps}`);
   checkWeightDecay(weightDecay, 'weight_decay');
-  return { lr, beta1, beta2, eps, weightDecay };
+  if (options.tensorsPerDispatch !== undefined) checkedGroupSize(options.tensorsPerDispatch, 1);
+  return { lr, beta1, beta2, eps, weightDecay, tensorsPerDispatch: options.tensorsPerDispatch };
 }
 
 function checkWeightDecay(value: number, label: string): void {
@@ -235,7 +245,15 @@ function recordSharedMoments(
   });
   const buffersOf = (k: number) => [tensors[k].grad, tensors[k].param].map(bufferOfBinding);
   const elementOffset = (b: Binding) => ('buffer' in b ? (b.offset ?? 0) : 0) / 4;
-  for (const [start, end] of tensorGroups(tensors.length, momentsGroupSize(rt.device.limits), buffersOf)) {
+  for (const [start, end] of tensorGroups(tensors.length, momentsGroupSize(rt.device.limits, rt.info.isFallback, hyper.tensorsPerDispatch), buffersOf)) {
+    if (end - start === 1) {
+      // A lone tensor: adamw.wgsl with its two moment ranges bound apart (they never overlap).
+      const t = tensors[start];
+      const params = rec.uniform(paramsFor(t.count, hyper, step, t.weight_decay ?? hyper.weightDecay));
+      const [x, y] = rt.grid(Math.ceil(t.count / WORKGROUP));
+      rec.dispatch(rt.pipeline(STEP), [params, t.grad, stepState, t.param, t.m, t.v], x, y);
+      continue;
+    }
     const group = tensors.slice(start, end);
     const n = group.length;
     const data = new ArrayBuffer(32 + 32 * n);
@@ -269,7 +287,7 @@ function recordSeparateMoments(
   hyper: ResolvedAdamW,
 ): void {
   const buffersOf = (k: number) => [tensors[k].grad, tensors[k].param, tensors[k].m, tensors[k].v].map(bufferOfBinding);
-  for (const [start, end] of tensorGroups(tensors.length, adamwGroupSize(rt.device.limits), buffersOf)) {
+  for (const [start, end] of tensorGroups(tensors.length, adamwGroupSize(rt.device.limits, rt.info.isFallback, hyper.tensorsPerDispatch), buffersOf)) {
     if (end - start === 1) {
       const t = tensors[start];
       const params = rec.uniform(paramsFor(t.count, hyper, step, t.weight_decay ?? hyper.weightDecay));

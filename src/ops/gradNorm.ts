@@ -48,14 +48,27 @@ function multiPartials(tensors: number): KernelSpec {
   return spec;
 }
 
-/** Tensors per partial-sum dispatch on this device: its storage bindings less the partials. */
-export function gradNormGroupSize(limits: GPUSupportedLimits): number {
-  return Math.max(1, Math.min(MULTI_MAX, limits.maxStorageBuffersPerShaderStage - 1));
+/**
+ * Tensors per partial-sum dispatch on this device: its storage bindings less the partials; one
+ * on a software adapter, which runs every case of the multi-tensor kernel's per-tensor switch
+ * for every thread (SwiftShader: a 4-tensor AdamW dispatch took 3.2x the time of one tensor per
+ * dispatch for the same values), while a dispatch itself costs it little.
+ */
+export function gradNormGroupSize(limits: GPUSupportedLimits, software = false, requested?: number): number {
+  const most = Math.max(1, Math.min(MULTI_MAX, limits.maxStorageBuffersPerShaderStage - 1));
+  if (requested !== undefined) return checkedGroupSize(requested, most);
+  return software ? 1 : most;
+}
+
+/** A requested number of tensors per dispatch, capped by what the device can bind. */
+export function checkedGroupSize(requested: number, most: number): number {
+  if (!Number.isInteger(requested) || requested < 1) throw new RangeError(`tensorsPerDispatch must be a positive integer, got ${requested}`);
+  return Math.min(requested, most);
 }
 
 /** The kernels recordGradNorm dispatches for `count` tensors (for pipeline warm-up). */
-export function gradNormKernels(limits: GPUSupportedLimits, count: number): KernelSpec[] {
-  const groups = tensorGroups(count, gradNormGroupSize(limits)).map(([a, b]) => (b - a === 1 ? PARTIALS : multiPartials(b - a)));
+export function gradNormKernels(limits: GPUSupportedLimits, count: number, software = false): KernelSpec[] {
+  const groups = tensorGroups(count, gradNormGroupSize(limits, software)).map(([a, b]) => (b - a === 1 ? PARTIALS : multiPartials(b - a)));
   return [...new Set(groups), SUMS_FINISH];
 }
 
@@ -72,6 +85,12 @@ export interface GradTensor {
 export interface GradNormOptions {
   /** Hugging Face Trainer's name and default (1.0); null or 0 turns clipping off. */
   max_grad_norm?: number | null;
+  /**
+   * Engine setting: at most this many tensors per multi-tensor dispatch, within the device's
+   * storage-binding limit. Default: the device's choice (gradNormGroupSize). Tests set it to
+   * cover both the one-tensor and the multi-tensor kernels on any adapter.
+   */
+  tensorsPerDispatch?: number;
 }
 
 /** Pooled buffers written by recordGradNorm; the caller releases both. */
@@ -156,7 +175,7 @@ export function recordGradNorm(
   const stepState = rt.storage(STEP_STATE_FLOATS * 4, 'step_state');
 
   // The first pass over groups of tensors, one dispatch each (a lone tensor: partial_sums).
-  for (const [start, end] of tensorGroups(count, gradNormGroupSize(rt.device.limits))) {
+  for (const [start, end] of tensorGroups(count, gradNormGroupSize(rt.device.limits, rt.info.isFallback, options.tensorsPerDispatch))) {
     if (end - start === 1) {
       const params = rec.uniform(paramsFor(tensors[start].count, offsets[start], 0, false));
       rec.dispatch(rt.pipeline(PARTIALS), [params, tensors[start].grad, partials], offsets[end] - offsets[start]);

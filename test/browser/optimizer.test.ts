@@ -168,13 +168,25 @@ describe('optimizer step (grad norm + AdamW) vs float64 twin', () => {
       const shared = await harness.runModule(CASES, 'optimizerSteps', { tensors: init, steps: specs, options, sharedMoments: true });
       expect(shared.final).toEqual(out.final);
       expect(shared.steps.map((s: { state: unknown }) => s.state)).toEqual(out.steps.map((s: { state: unknown }) => s.state));
+      // Several tensors per dispatch (grad_norm_multi, adamw_multi / adamw_moments; a software
+      // adapter's default is one a dispatch): the same bits as well.
+      for (const sharedMoments of [false, true]) {
+        const multi = await harness.runModule(CASES, 'optimizerSteps', { tensors: init, steps: specs, options: { ...options, tensorsPerDispatch: 8 }, sharedMoments });
+        expect(multi.final).toEqual(out.final);
+        expect(multi.steps.map((s: { state: unknown }) => s.state)).toEqual(out.steps.map((s: { state: unknown }) => s.state));
+      }
     });
   }
 
   it('one step is exactly one submission and reads back only the 16-byte step state', async () => {
     const sizes = [1, 3, 1000, 5000];
     const { tensors, specs } = problem(4, sizes, 1, 2, [0.01, 0.01]);
-    const out = await harness.runModule(CASES, 'optimizerSteps', { tensors, steps: specs, options: {} });
+    // The device's default: on a software adapter one tensor a dispatch (its multi-tensor
+    // kernels run every tensor's case for every thread), else as many as the bindings allow.
+    const byDefault = await harness.runModule(CASES, 'optimizerSteps', { tensors, steps: specs, options: {} });
+    if (byDefault.software) for (const s of byDefault.steps) expect(s.dispatches).toBe(sizes.length + 1 + sizes.length);
+    const out = await harness.runModule(CASES, 'optimizerSteps', { tensors, steps: specs, options: { tensorsPerDispatch: 8 } });
+    expect(out.final).toEqual(byDefault.final);
     // Multi-tensor dispatches: up to 8 gradients per partial-sum pass (one storage binding
     // each, plus the partials) and up to 4 tensors per AdamW update (four bindings each, plus
     // the step state), within the device's storage-binding limit (10 on SwiftShader: 1 + 2).
@@ -191,7 +203,7 @@ describe('optimizer step (grad norm + AdamW) vs float64 twin', () => {
     }
     // Moments in one shared buffer: two bindings a tensor (grad, param), plus the step state and
     // the moments, so twice as many tensors per AdamW dispatch (4 on SwiftShader).
-    const shared = await harness.runModule(CASES, 'optimizerSteps', { tensors, steps: specs, options: {}, sharedMoments: true });
+    const shared = await harness.runModule(CASES, 'optimizerSteps', { tensors, steps: specs, options: { tensorsPerDispatch: 8 }, sharedMoments: true });
     const perShared = Math.max(1, Math.min(8, Math.floor((limit - 2) / 2)));
     expect(perShared).toBeGreaterThanOrEqual(2 * perAdam);
     for (const s of shared.steps) {

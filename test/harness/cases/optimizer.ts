@@ -106,7 +106,7 @@ export async function optimizerSteps(rt: GpuRuntime, input: StepsInput) {
         ...(input.snapshots ? { after: await snapshot() } : {}),
       });
     }
-    return { steps, final: await snapshot(), maxStorageBuffers: rt.device.limits.maxStorageBuffersPerShaderStage };
+    return { steps, final: await snapshot(), maxStorageBuffers: rt.device.limits.maxStorageBuffersPerShaderStage, software: rt.info.isFallback };
   } finally {
     rt.release(...owned);
   }
