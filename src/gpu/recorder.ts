@@ -5,6 +5,7 @@ import type { BindGroupCache } from './bindGroupCache';
 import type { BufferPool } from './bufferPool';
 import type { DeviceLossWatch } from './deviceLoss';
 import type { KernelPipeline, KernelSpec } from './pipelineCache';
+import type { DispatchTiming, ProfileSession } from './kernelProfiler';
 
 export type Binding = GPUBuffer | { buffer: GPUBuffer; offset?: number; size?: number };
 
@@ -63,6 +64,10 @@ export class Recorder {
      * is encoded, written or counted; it is discarded, never submitted.
      */
     readonly dry = false,
+    /** A profiled recording (GpuRuntime.profileKernels): a pass per dispatch, with timestamps. */
+    private readonly profile: ProfileSession | null = null,
+    /** Receives the profiled recording's timings once it has run. */
+    private readonly onTimings: ((timings: DispatchTiming[]) => void) | null = null,
   ) {
     this.encoder = device.createCommandEncoder({ label });
   }
@@ -144,12 +149,18 @@ export class Recorder {
           layout: kernel.layout,
           entries: bindings.map((b, binding) => ({ binding, resource: 'buffer' in b ? b : { buffer: b } })),
         });
+    if (this.profile) {
+      this.endPass();
+      const name = `${kernel.spec.name}:${kernel.spec.entryPoint}${kernel.spec.constants ? ` ${JSON.stringify(kernel.spec.constants)}` : ''}`;
+      this.pass = this.encoder.beginComputePass({ label: name, timestampWrites: this.profile.timestampWrites(name, x * y * z) });
+    }
     this.pass ??= this.encoder.beginComputePass({ label: 'compute' });
     this.pass.setPipeline(kernel.pipeline);
     this.kernels.add(kernel);
     this.pass.setBindGroup(0, bindGroup);
     this.pass.dispatchWorkgroups(x, y, z);
     this.counters.dispatches++;
+    if (this.profile) this.endPass();
   }
 
   copy(src: GPUBuffer, dst: GPUBuffer, byteLength: number, srcOffset = 0, dstOffset = 0): void {
@@ -194,6 +205,7 @@ export class Recorder {
     this.submitted = true;
     // Every uniform of the recording, one write per buffer of slots, ahead of the commands.
     for (const c of this.uniformChunks.splice(0)) this.device.queue.writeBuffer(c.buffer, 0, c.data.buffer, c.data.byteOffset, c.used);
+    this.profile?.resolve(this.encoder);
     this.device.pushErrorScope('validation');
     this.device.queue.submit([this.encoder.finish()]);
     this.counters.submits++;
@@ -232,6 +244,7 @@ export class Recorder {
     // After a loss the temporaries are not returned: their device is gone, and so is its pool's use.
     await this.untilLost(this.device.queue.onSubmittedWorkDone());
     for (const b of this.temporaries.splice(0)) this.pool.release(b);
+    if (this.profile) this.onTimings?.(await this.untilLost(this.profile.collect()));
     // A read rejected by the loss rejects submit() too, so a caller awaiting only submit() learns of it.
     if (this.loss?.lost) throw this.loss.lost;
   }

@@ -6,6 +6,7 @@ import { BufferPool } from './bufferPool';
 import { DeviceLossWatch } from './deviceLoss';
 import { PipelineCache, type KernelSpec, type KernelPipeline } from './pipelineCache';
 import { Recorder, type CapturedDispatch, type SubmitCounters } from './recorder';
+import { ProfileSession, type DispatchTiming } from './kernelProfiler';
 
 /** Usage of every storage buffer we hand out: kernels read/write it, copies go both ways. */
 function storageUsage(): GPUBufferUsageFlags {
@@ -94,12 +95,33 @@ export class GpuRuntime {
 
   recorder(label?: string): Recorder {
     if (this.loss.lost) throw this.loss.lost;
-    const rec = new Recorder(this.device, this.pool, this.counters, label, this.bindGroups, this.loss, this.capture !== null);
+    const profiling = this.profiling && this.capture === null ? this.profiling : null;
+    const rec = new Recorder(this.device, this.pool, this.counters, label, this.bindGroups, this.loss, this.capture !== null, profiling && new ProfileSession(this.device), profiling && ((t) => profiling.push(...t)));
     this.capture?.recorders.push(rec);
     return rec;
   }
 
   private capture: { specs: Set<KernelSpec>; recorders: Recorder[] } | null = null;
+  /** While profileKernels runs: the timings of the recordings submitted so far. */
+  private profiling: DispatchTiming[] | null = null;
+
+  /**
+   * Runs `run` with every recording it makes profiled (src/gpu/kernelProfiler.ts: a pass per
+   * dispatch with GPU timestamps) and returns each submitted dispatch's kernel and GPU time, in
+   * order. Needs the adapter's `timestamp-query` feature. A measuring tool (bench/profile.mjs).
+   */
+  async profileKernels<T>(run: () => Promise<T>): Promise<{ result: T; timings: DispatchTiming[] }> {
+    if (!this.device.features.has('timestamp-query')) throw new Error("kernel profiling needs the adapter's timestamp-query feature, which this one lacks");
+    if (this.profiling) throw new Error('kernel profiles do not nest');
+    const timings: DispatchTiming[] = [];
+    this.profiling = timings;
+    try {
+      const result = await run();
+      return { result, timings };
+    } finally {
+      this.profiling = null;
+    }
+  }
 
   /**
    * Runs `record` (synchronous recording code, e.g. a model's forward and backward) without

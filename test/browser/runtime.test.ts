@@ -32,6 +32,18 @@ describe('GPU runtime', () => {
     expect(r.compiled).toBeLessThanOrEqual(2);
   });
 
+  it('profiles kernels: every dispatch of the recordings made inside is timed, by kernel and constants, results unchanged', async () => {
+    const r = await harness.evaluate(() => window.harness.checks.profiledDispatches(window.harness.runtime), null);
+    // 3 x 1 + 10 (two workgroups of 64: the first 128 values) + 1 in the second recording.
+    expect([r.first, r.last]).toEqual([14, 4]);
+    expect(r.kernels).toEqual(['test.fill:main', 'test.fill:main', 'test.fill:main', 'test.fill:main {"VALUE":10}', 'test.fill:main']);
+    expect(r.workgroups).toEqual([4, 4, 4, 2, 4]);
+    expect(r.allTimed).toBe(true);
+    expect(r.totals).toEqual(expect.arrayContaining([['test.fill:main', 4], ['test.fill:main {"VALUE":10}', 1]]));
+    expect(r.totals).toHaveLength(2);
+    expect(r.nested).toMatch(/do not nest/);
+  });
+
   it('surfaces a WGSL error with the kernel name instead of computing zeros', async () => {
     const message = await harness.evaluate(() => window.harness.checks.brokenShader(window.harness.runtime), null);
     expect(message).toMatch(/test\.broken:main failed to build/);

@@ -125,3 +125,39 @@ export async function readbackDuringLoss(input: { waitMs: number }) {
   ]);
   return { outcome, ms: performance.now() - t0 };
 }
+
+/** GpuRuntime.profileKernels: every dispatch of the recordings made inside, timed, results unchanged. */
+export async function profiledDispatches(rt: GpuRuntime) {
+  const { kernelTotals } = await import('../../src/gpu/kernelProfiler');
+  const out = rt.storage(256 * 4, 'test.profiled');
+  const zero = rt.upload(new Float32Array(256));
+  const { result, timings } = await rt.profileKernels(async () => {
+    const a = rt.recorder('test.profiled.a');
+    a.copy(zero, out, 256 * 4);
+    for (let i = 0; i < 3; i++) a.dispatch(rt.pipeline(FILL), [out], 4);
+    a.dispatch(rt.pipeline({ ...FILL, constants: { VALUE: 10 } }), [out], 2);
+    await a.submit();
+    const b = rt.recorder('test.profiled.b');
+    b.dispatch(rt.pipeline(FILL), [out], 4);
+    const read = b.readF32(out, 256);
+    await b.submit();
+    let nested = '';
+    await rt.profileKernels(async () => null).catch((err: Error) => (nested = err.message));
+    return { values: Array.from(await read), nested };
+  });
+  // After the profile, recordings are plain again: nothing more is timed.
+  const after = rt.recorder('test.unprofiled');
+  after.dispatch(rt.pipeline(FILL), [out], 4);
+  await after.submit();
+  rt.release(out, zero);
+  return {
+    first: result.values[0],
+    last: result.values[255],
+    nested: result.nested,
+    kernels: timings.map((t) => t.kernel),
+    workgroups: timings.map((t) => t.workgroups),
+    allTimed: timings.every((t) => Number.isFinite(t.ms) && t.ms >= 0),
+    totals: kernelTotals(timings).map((k) => [k.kernel, k.dispatches]),
+    shares: kernelTotals(timings).reduce((s, k) => s + k.share, 0),
+  };
+}
