@@ -12,6 +12,7 @@
 //   residual: C = product + R; gelu: C = product and extra = gelu(C); gelu_backward: C = product * gelu'(X).
 import code from '../../shaders/matmul.wgsl?raw';
 import { skinnyGroups, skinnyKernel, skinnySpec, type SkinnyKernel } from './matmulSkinny';
+import { outerApplies, outerGrid, outerSpec } from './matmulOuter';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
@@ -24,7 +25,7 @@ const SMALL_COLS_TRANS_B = 8;
 const SMALL_COLS = 16;
 const SUM_COLS = 32;
 
-export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m' | SkinnyKernel;
+export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m' | 'outer_tn' | SkinnyKernel;
 
 /** What a product does with its result before storing it (see shaders/matmul.wgsl). */
 export type MatmulEpilogue = 'none' | 'residual' | 'gelu' | 'gelu_backward';
@@ -246,9 +247,10 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
  * for: tiled); tiled_vec4 when every stored row length, leading dimension and batch stride
  * is a multiple of 4, tiled otherwise.
  */
-export function matmulKernel(s: ResolvedMatmulShape): MatmulKernel {
+export function matmulKernel(s: ResolvedMatmulShape, software = false): MatmulKernel {
   const skinny = s.path === 'auto' && !s.sumK ? skinnyKernel(s, SMALL_M_MAX) : null;
   if (skinny) return skinny;
+  if (s.path === 'auto' && outerApplies(s, software)) return 'outer_tn';
   if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX && !s.sumK)) return 'small_m';
   const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
   const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
@@ -333,7 +335,9 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
 
   const [a, b, c] = [fit(ops.a, maxBinding), fit(ops.b, maxBinding), fit(ops.c, maxBinding)];
   const bias = ops.bias ? fit(ops.bias, maxBinding) : null;
-  let kernel = matmulKernel(s);
+  let kernel = matmulKernel(s, rt.info.isFallback);
+  // The outer-product kernel's vector views: A, B and C; else what a GPU would take.
+  if (kernel === 'outer_tn' && ![a, b, c].every(vec4Aligned)) kernel = matmulKernel(s);
   if (kernel === 'tiled_vec4' && ![a, b, c, ...(bias ? [bias] : [])].every(vec4Aligned)) kernel = 'tiled';
   // The skinny kernels' vector views: B and C (nn), A and B (nt).
   if (kernel === 'skinny_nn' && ![b, c].every(vec4Aligned)) kernel = 'small_m';
@@ -342,6 +346,9 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   let y = 1;
   if (kernel === 'skinny_nn' || kernel === 'skinny_nt') {
     x = skinnyGroups(kernel, s.n);
+  } else if (kernel === 'outer_tn') {
+    [x, y] = outerGrid(s.m, s.n);
+    if (y > maxGroups) throw new RangeError(`m = ${s.m} needs ${y} row blocks, more than ${maxGroups} per dispatch`);
   } else if (kernel === 'small_m') {
     x = Math.ceil(s.n / (s.transB ? SMALL_COLS_TRANS_B : SMALL_COLS));
   } else {
@@ -353,7 +360,10 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
 
   const params = rec.uniform(gemmParams(s, !!ops.bias));
   // Without a bias, binding 3 still needs a buffer: A is read-only already, so reuse it.
-  if (fused && (kernel === 'skinny_nn' || kernel === 'skinny_nt')) {
+  if (kernel === 'outer_tn') {
+    const extra = s.sumK ? [fit(ops.extra!, maxBinding)] : [];
+    rec.dispatch(rt.pipeline(outerSpec(s.sumK, GEMM_BINDINGS)), [params, a, b, bias ?? a, c, ...extra], x, y);
+  } else if (fused && (kernel === 'skinny_nn' || kernel === 'skinny_nt')) {
     // m <= 8: the skinny kernel (no fused variant), then the epilogue over C in a second pass.
     rec.dispatch(rt.pipeline(skinnySpec(kernel, s.transA, GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);
     const groups = Math.ceil((s.m * s.n) / EPILOGUE_PASS_WG);

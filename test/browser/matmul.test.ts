@@ -105,7 +105,10 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     let seed = 200;
     for (const [transA, transB] of COMBOS) {
       const shape = { m: 68, n: 132, k: 36, transA, transB, alpha: 1.25, beta: 0.5 };
-      expect(await check(++seed, shape, { bias: true, withC: true })).toBe('tiled_vec4');
+      // Aᵀ.B on a software adapter takes the outer-product kernel; forced, the tiled one.
+      const outer = harness.info.isFallback && transA && !transB;
+      expect(await check(++seed, shape, { bias: true, withC: true })).toBe(outer ? 'outer_tn' : 'tiled_vec4');
+      if (outer) expect(await check(++seed, { ...shape, path: 'tiled' }, { bias: true, withC: true })).toBe('tiled_vec4');
     }
     // K = 20 and 36: multiples of 4 that end part-way through a TK = 32 stage.
     expect(await check(++seed, { m: 12, n: 8, k: 20 })).toBe('tiled_vec4');
@@ -331,12 +334,36 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
           const kernel = await checkFused(seed, shape, { withC: beta === 1, extra: beta === 1 });
           // m <= 8 still runs tiled: the small-M kernel has no k-sum.
           const quad = [transA ? m : k, transB ? k : n, n].every((v) => v % 4 === 0);
-          expect(kernel, JSON.stringify(shape)).toBe(quad ? 'tiled_vec4' : 'tiled');
+          // On a software adapter Aᵀ.B with M, N multiples of 4 takes the outer-product kernel; forced, the tiled one.
+          const outer = harness.info.isFallback && transA && !transB && m % 4 === 0 && n % 4 === 0;
+          expect(kernel, JSON.stringify(shape)).toBe(outer ? 'outer_tn' : quad ? 'tiled_vec4' : 'tiled');
+          if (outer) expect(await checkFused(seed, { ...shape, path: 'tiled' }, { withC: beta === 1, extra: beta === 1 })).toBe('tiled_vec4');
         }
       }
     }
     // The embedded GPT-2's MLP-up dW (Conv1D layout): dW [128, 512] += Xᵀ.dY, db += colsum(dY).
-    expect(await checkFused(1399, { m: 128, n: 512, k: 64, transA: true, sumK: 'b', beta: 1 }, { withC: true, extra: true })).toBe('tiled_vec4');
+    const mlpUp = { m: 128, n: 512, k: 64, transA: true, sumK: 'b', beta: 1 } as const;
+    expect(await checkFused(1399, mlpUp, { withC: true, extra: true })).toBe(harness.info.isFallback ? 'outer_tn' : 'tiled_vec4');
+    expect(await checkFused(1399, { ...mlpUp, path: 'tiled' }, { withC: true, extra: true })).toBe('tiled_vec4');
+  });
+
+  it('outer-product kernel (Aᵀ.B on a software adapter): odd row quads, short and long K, leading dimensions, alpha/beta/bias, both k-sums; other shapes take the tiled kernel', async () => {
+    const software = harness.info.isFallback;
+    const outer = (ok: boolean) => (software && ok ? 'outer_tn' : 'tiled_vec4');
+    let seed = 1500;
+    // M = 12: three row quads, the last block of 8 rows half full.
+    for (const k of [1, 5, 64]) expect(await check(++seed, { m: 12, n: 20, k, transA: true })).toBe(outer(true));
+    expect(await check(++seed, { m: 16, n: 8, k: 9, transA: true, alpha: -0.5, beta: 1 }, { withC: true, bias: true })).toBe(outer(true));
+    expect(await check(++seed, { m: 12, n: 8, k: 7, transA: true, lda: 20, ldb: 12, ldc: 16 })).toBe(outer(true));
+    for (const sumK of ['a', 'b'] as const) {
+      for (const beta of [0, 1]) {
+        expect(await checkFused(++seed, { m: 20, n: 12, k: 33, transA: true, sumK, beta, alpha: 2 }, { withC: beta === 1, extra: beta === 1 })).toBe(outer(true));
+      }
+    }
+    // K past OUTER_MAX_K, a batch, or M not a multiple of 4: the tiled kernel.
+    expect(await check(++seed, { m: 8 + 4, n: 8, k: 600, transA: true })).toBe('tiled_vec4');
+    expect(await check(++seed, { m: 12, n: 8, k: 8, transA: true, batch: 2 })).toBe('tiled_vec4');
+    expect(await check(++seed, { m: 10, n: 8, k: 8, transA: true })).toBe('tiled');
   });
 
   it('a linear layer\'s dW and db from one fused dispatch equal the product plus recordColumnSum', async () => {

@@ -39,7 +39,7 @@ export async function matmul(rt: GpuRuntime, input: MatmulCase): Promise<{ c: nu
     c: c ? floats(c) : undefined,
     bias: bias ? floats(bias) : undefined,
   });
-  return { c: Array.from(out), kernel: matmulKernel(resolveMatmulShape(shape)) };
+  return { c: Array.from(out), kernel: matmulKernel(resolveMatmulShape(shape), rt.info.isFallback) };
 }
 
 /** One fused product (epilogue or k-sum) through runMatmulFused: C, extra and the kernel picked. */
@@ -56,7 +56,7 @@ export async function matmulFused(
     bias: bias ? floats(bias) : undefined,
     extra: extra ? floats(extra) : undefined,
   });
-  return { c: Array.from(out.c), extra: Array.from(out.extra), kernel: matmulKernel(resolveMatmulShape(shape)) };
+  return { c: Array.from(out.c), extra: Array.from(out.extra), kernel: matmulKernel(resolveMatmulShape(shape), rt.info.isFallback) };
 }
 
 /**

@@ -1,0 +1,49 @@
+// The outer-product weight-gradient kernel of shaders/matmul_outer.wgsl (C = A^T . B, A stored
+// [K, M], B [K, N]; a software adapter only): when recordMatmul takes it, its pipelines and grid.
+// Same Params and bindings as the matmul kernels (+ extra for the k-sums).
+import code from '../../shaders/matmul_outer.wgsl?raw';
+import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
+
+/** Longest K it is taken for: its lead over the tiled kernel fades towards K = 1024 on SwiftShader. */
+export const OUTER_MAX_K = 512;
+/** Threads per workgroup (the shader's), along the column quads. */
+const WG = 16;
+
+export interface OuterShape {
+  m: number;
+  n: number;
+  k: number;
+  transA: boolean;
+  transB: boolean;
+  batch: number;
+  lda: number;
+  ldb: number;
+  ldc: number;
+  epilogue: string;
+}
+
+/** Whether the outer-product kernel serves this product on this adapter (it also needs A, B and C bound 16-byte aligned). */
+export function outerApplies(s: OuterShape, software: boolean): boolean {
+  const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
+  return software && s.transA && !s.transB && s.batch === 1 && s.epilogue === 'none' && s.k <= OUTER_MAX_K && quad(s.m, s.n, s.lda, s.ldb, s.ldc);
+}
+
+const SPECS = new Map<string, KernelSpec>();
+
+/** The plain kernel, or with sumK the one that also writes the k-sums into binding 5. */
+export function outerSpec(sumK: 'a' | 'b' | null, bindings: readonly BindingKind[]): KernelSpec {
+  const key = sumK ?? '-';
+  let spec = SPECS.get(key);
+  if (!spec) {
+    spec = sumK
+      ? { name: 'matmul_outer', code, entryPoint: 'outer_tn_sum', bindings: [...bindings, 'storage'], constants: { SUM_K: sumK === 'b' ? 1 : 2 } }
+      : { name: 'matmul_outer', code, entryPoint: 'outer_tn', bindings: [...bindings] };
+    SPECS.set(key, spec);
+  }
+  return spec;
+}
+
+/** Workgroups (x over column quads, y over blocks of 8 rows). */
+export function outerGrid(m: number, n: number): [number, number] {
+  return [Math.ceil(n / 4 / WG), Math.ceil(m / 8)];
+}
