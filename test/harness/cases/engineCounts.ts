@@ -72,7 +72,7 @@ export async function warmedCounts(_rt: GpuRuntime, input: { layers: number; ste
     const sampleAgain = rt.countersSince(beforeAgain);
     const tensors = model.params.trainable.length;
     model.params.destroy();
-    return { requested, warm, steps, sample, sampleAgain, tensors, sampled: out.completions.map((c) => c.length), maxStorageBuffers: rt.device.limits.maxStorageBuffersPerShaderStage };
+    return { requested, warm, steps, sample, sampleAgain, tensors, sampled: out.completions.map((c) => c.length), maxStorageBuffers: rt.device.limits.maxStorageBuffersPerShaderStage, software: rt.info.isFallback };
   } finally {
     rt.destroy();
   }
