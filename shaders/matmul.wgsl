@@ -55,24 +55,7 @@ override EPILOGUE: u32 = 0u;
 // Fused entry points only: 0 none, 1 sum op(B) over k (columns), 2 sum op(A) over k (rows).
 override SUM_K: u32 = 0u;
 
-struct Params {
-  m: u32,
-  n: u32,
-  k: u32,
-  has_bias: u32,
-  lda: u32,
-  ldb: u32,
-  ldc: u32,
-  read_c: u32,
-  stride_a: u32,
-  stride_b: u32,
-  stride_c: u32,
-  batch: u32,
-  alpha: f32,
-  beta: f32,
-  _pad0: u32,
-  _pad1: u32,
-}
+// INCLUDE matmul_params.wgsl
 
 @group(0) @binding(0) var<uniform> params: Params;
 // Scalar and vec4 views of the same bindings; an entry point uses one view of each.

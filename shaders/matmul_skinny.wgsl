@@ -20,24 +20,7 @@ const WG: u32 = 16u;
 
 override TRANS_A: bool = false;
 
-struct Params {
-  m: u32,
-  n: u32,
-  k: u32,
-  has_bias: u32,
-  lda: u32,
-  ldb: u32,
-  ldc: u32,
-  read_c: u32,
-  stride_a: u32,
-  stride_b: u32,
-  stride_c: u32,
-  batch: u32,
-  alpha: f32,
-  beta: f32,
-  _pad0: u32,
-  _pad1: u32,
-}
+// INCLUDE matmul_params.wgsl
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> a: array<f32>;

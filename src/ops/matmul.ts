@@ -10,12 +10,17 @@
 //   dW += dYᵀ . X, db += sum_rows dY   recordMatmul({a: dY, b: X, c: dW, extra: db}, {..., transA: true, beta: 1, sumK: 'a'})
 // Epilogues fold the elementwise op that follows a product into it (shape.epilogue, ops.extra):
 //   residual: C = product + R; gelu: C = product and extra = gelu(C); gelu_backward: C = product * gelu'(X).
-import code from '../../shaders/matmul.wgsl?raw';
+import shaderText from '../../shaders/matmul.wgsl?raw';
+import paramsText from '../../shaders/matmul_params.wgsl?raw';
+import { includeWgsl } from './wgslInclude';
 import { skinnyGroups, skinnyKernel, skinnySpec, type SkinnyKernel } from './matmulSkinny';
 import { outerApplies, outerGrid, outerSpec } from './matmulOuter';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
+
+/** The shader with the matmul kernels' shared uniform block pasted in. */
+const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText });
 
 /** Output tile edge of the tiled kernels; the small-M kernel serves M up to SMALL_M_MAX. */
 const TILE = 64;

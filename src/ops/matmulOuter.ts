@@ -1,8 +1,13 @@
 // The outer-product weight-gradient kernel of shaders/matmul_outer.wgsl (C = A^T . B, A stored
 // [K, M], B [K, N]; a software adapter only): when recordMatmul takes it, its pipelines and grid.
 // Same Params and bindings as the matmul kernels (+ extra for the k-sums).
-import code from '../../shaders/matmul_outer.wgsl?raw';
+import shaderText from '../../shaders/matmul_outer.wgsl?raw';
+import paramsText from '../../shaders/matmul_params.wgsl?raw';
+import { includeWgsl } from './wgslInclude';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
+
+/** The shader with the matmul kernels' shared uniform block pasted in. */
+const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText });
 
 /** Longest K it is taken for: its lead over the tiled kernel fades towards K = 1024 on SwiftShader. */
 export const OUTER_MAX_K = 512;

@@ -1,8 +1,13 @@
 // The skinny kernels of shaders/matmul_skinny.wgsl (M <= 8 rows, register-blocked, no barrier):
 // when recordMatmul may take them, their pipelines and their grid. Same Params and bindings as
 // the matmul kernels, so recordMatmul dispatches them like the others.
-import code from '../../shaders/matmul_skinny.wgsl?raw';
+import shaderText from '../../shaders/matmul_skinny.wgsl?raw';
+import paramsText from '../../shaders/matmul_params.wgsl?raw';
+import { includeWgsl } from './wgslInclude';
 import type { KernelSpec } from '../gpu/pipelineCache';
+
+/** The shader with the matmul kernels' shared uniform block pasted in. */
+const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText });
 
 export type SkinnyKernel = 'skinny_nn' | 'skinny_nt';
 
