@@ -5,6 +5,7 @@ import shaderText from '../../shaders/matmul_outer.wgsl?raw';
 import paramsText from '../../shaders/matmul_params.wgsl?raw';
 import { includeWgsl } from './wgslInclude';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
+import type { ResolvedMatmulShape } from './matmul';
 
 /** The shader with the matmul kernels' shared uniform block pasted in. */
 const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText });
@@ -14,18 +15,7 @@ export const OUTER_MAX_K = 512;
 /** Threads per workgroup (the shader's), along the column quads. */
 const WG = 16;
 
-export interface OuterShape {
-  m: number;
-  n: number;
-  k: number;
-  transA: boolean;
-  transB: boolean;
-  batch: number;
-  lda: number;
-  ldb: number;
-  ldc: number;
-  epilogue: string;
-}
+export type OuterShape = Pick<ResolvedMatmulShape, 'm' | 'n' | 'k' | 'transA' | 'transB' | 'batch' | 'lda' | 'ldb' | 'ldc' | 'epilogue'>;
 
 /** Whether the outer-product kernel serves this product on this adapter (it also needs A, B and C bound 16-byte aligned). */
 export function outerApplies(s: OuterShape, software: boolean): boolean {

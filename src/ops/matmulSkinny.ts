@@ -5,6 +5,7 @@ import shaderText from '../../shaders/matmul_skinny.wgsl?raw';
 import paramsText from '../../shaders/matmul_params.wgsl?raw';
 import { includeWgsl } from './wgslInclude';
 import type { KernelSpec } from '../gpu/pipelineCache';
+import type { ResolvedMatmulShape } from './matmul';
 
 /** The shader with the matmul kernels' shared uniform block pasted in. */
 const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText });
@@ -14,21 +15,8 @@ export type SkinnyKernel = 'skinny_nn' | 'skinny_nt';
 /** Threads per workgroup (the shader's WG): small, so a few hundred columns still make several workgroups for a CPU adapter's cores. */
 const WG = 16;
 
-/** The shape facts the choice depends on (a ResolvedMatmulShape has them all). */
-export interface SkinnyShape {
-  m: number;
-  n: number;
-  k: number;
-  transA: boolean;
-  transB: boolean;
-  batch: number;
-  strideA: number;
-  strideB: number;
-  strideC: number;
-  lda: number;
-  ldb: number;
-  ldc: number;
-}
+/** The shape facts the choice depends on. */
+export type SkinnyShape = Pick<ResolvedMatmulShape, 'm' | 'n' | 'k' | 'transA' | 'transB' | 'batch' | 'strideA' | 'strideB' | 'strideC' | 'lda' | 'ldb' | 'ldc'>;
 
 const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
 
