@@ -121,9 +121,19 @@ describe('the time per step before Train', () => {
     }
     await notice.waitFor();
     await expect(notice.textContent()).resolves.toMatch(/runs on the CPU.*expect about \d+ (s|min) per step/s);
-    const before = perStep((await page.getByTestId('step-estimate').textContent())!);
+    const estimate = page.getByTestId('step-estimate');
     const button = page.getByTestId('smaller-setting');
-    await button.waitFor();
+    const raised = (await button.count()) === 0;
+    if (raised) {
+      // The defaults already fit a first step here (the engine got fast enough on this adapter):
+      // the notice says so. Then make the step long enough to need the offer.
+      await expect(page.getByTestId('software-fits').textContent()).resolves.toMatch(/small enough for a first step within about \d+ s/);
+      expect(perStep((await estimate.textContent())!)).toBeLessThanOrEqual(30);
+      await setSettingOn(page, 'num_iterations', '16');
+      await setSettingOn(page, 'max_completion_length', '200');
+    }
+    await button.waitFor({ timeout: 30_000 });
+    const before = perStep((await estimate.textContent())!);
     const offer = (await button.textContent())!;
     expect(offer).toMatch(/generation_batch_size 32 → \d+/);
     const gbs = await settingValue('generation_batch_size');
@@ -136,6 +146,8 @@ describe('the time per step before Train', () => {
     // The changed options read as changed in the builder, and the estimate follows.
     await expect(page.getByTestId('setting-generation_batch_size').getAttribute('class')).resolves.toMatch(/changed/);
     await expect.poll(async () => perStep((await page.getByTestId('step-estimate').textContent())!), { timeout: 30_000 }).toBeLessThan(before);
+    // The settings the later cases start from.
+    if (raised) for (const [key, value] of [['num_iterations', '1'], ['max_completion_length', '48']]) await setSettingOn(page, key, value);
     expect(opened.pageErrors).toEqual([]);
   });
 
