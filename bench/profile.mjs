@@ -5,7 +5,9 @@
 // an unprofiled warm-up. Prints the kernels by total time and writes bench/results/profile.json.
 // A tool for choosing what to optimise; it never asserts a time.
 //
-//   node bench/profile.mjs [--model default|smollm135-quick] [--train-size BxT] [--sample BxPxN] [--top 15] [--out FILE]
+//   node bench/profile.mjs [--model default|smollm135-quick] [--train-size BxT] [--sample BxPxN] [--grpo] [--top 15] [--out FILE]
+//
+// --grpo adds one GRPO step (bench/grpoStep.ts: 8 completions of 16 tokens, LoRA, micro-batches of 2).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -17,6 +19,7 @@ const { values } = parseArgs({
     'train-size': { type: 'string', default: '2x32' },
     sample: { type: 'string', default: '8x8x16' },
     top: { type: 'string', default: '15' },
+    grpo: { type: 'boolean', default: false },
     out: { type: 'string', default: join(repoRoot, 'bench', 'results', 'profile.json') },
   },
 });
@@ -45,6 +48,9 @@ try {
     hfConfig: MODELS[values.model],
     train: { batch, seqLen },
     sample: { batch: sBatch, promptLen, newTokens },
+    ...(values.grpo
+      ? { grpo: { config: { num_generations: 8, generation_batch_size: 8, max_completion_length: 16, learning_rate: 1e-4, use_peft: true, per_device_train_batch_size: 2, seed: 1 }, promptWords: 12 } }
+      : {}),
   });
   console.log(`adapter: ${r.adapter.vendor} ${r.adapter.architecture} (${r.adapter.description || 'no description'}); model: ${values.model}`);
   for (const p of r.phases) {

@@ -9,11 +9,14 @@ import { initialWeights } from '../src/model/init';
 import { ParameterStore } from '../src/model/parameters';
 import { SftTrainer } from '../src/model/sft';
 import { Transformer } from '../src/model/transformer';
+import { run as grpoRun, type GrpoBenchRequest } from './grpoStep';
 
 export interface ProfileRequest {
   hfConfig: Record<string, unknown>;
   train: { batch: number; seqLen: number };
   sample: { batch: number; promptLen: number; newTokens: number };
+  /** Also a GRPO step (bench/grpoStep.ts: its own model of hfConfig's shape, sampling + judge + update). */
+  grpo?: Omit<GrpoBenchRequest, 'hfConfig' | 'steps'>;
 }
 
 export interface PhaseProfile {
@@ -54,7 +57,13 @@ export async function run(rt: GpuRuntime, req: ProfileRequest) {
     const sample = await phase(rt, `sampling ${s.batch} x ${s.newTokens} new tokens (prompts of ${s.promptLen})`, () =>
       generate(model, prompts, { max_completion_length: s.newTokens, temperature: 1, top_k: 0, top_p: 1, seed: 1 }, { eosTokenId: -1 }),
     );
-    return { adapter: rt.info, phases: [train, sample] };
+    const phases = [train, sample];
+    if (req.grpo) {
+      const g = req.grpo;
+      const gen = (g.config.generation_batch_size ?? g.config.num_generations) as number;
+      phases.push(await phase(rt, `GRPO step: ${gen} completions of up to ${g.config.max_completion_length} tokens`, () => grpoRun(rt, { ...g, hfConfig: req.hfConfig, steps: 1 })));
+    }
+    return { adapter: rt.info, phases };
   } finally {
     model.params.destroy();
   }
