@@ -255,17 +255,22 @@ fn tiled_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
 
 var<workgroup> partial: array<f32, SMALL_ROWS * SMALL_WG>;
 
-@compute @workgroup_size(SMALL_WG)
-fn small_m(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+/** small_m's columns per workgroup: B stored [N, K] (TRANS_B) 8, else 16. */
+fn small_cols() -> u32 { return select(16u, 8u, TRANS_B); }
+
+/**
+ * small_m's products: each thread's partial sums over its share of K for the workgroup's
+ * columns and the M rows, left in `partial` (after a barrier) for small_output to add up.
+ */
+fn small_accumulate(wid: vec3<u32>, tid: u32) {
   // B stored [N, K] (TRANS_B): 8 lanes walk one column's contiguous K, 8 columns a group.
   // B stored [K, N]: 16 adjacent columns read one row together, 4 lanes split K.
-  let cols = select(16u, 8u, TRANS_B);
+  let cols = small_cols();
   let lanes = SMALL_WG / cols;
   var c_local: u32;
   var lane: u32;
   if (TRANS_B) { lane = tid % lanes; c_local = tid / lanes; } else { c_local = tid % cols; lane = tid / cols; }
-  let col0 = wid.x * cols;
-  let col = col0 + c_local;
+  let col = wid.x * cols + c_local;
   let base_a = wid.z * params.stride_a;
   let base_b = wid.z * params.stride_b;
   // Fixed trip count over SMALL_ROWS keeps acc in registers; rows >= m contribute zeros.
@@ -282,22 +287,41 @@ fn small_m(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
   }
   for (var r = 0u; r < SMALL_ROWS; r++) { partial[r * SMALL_WG + tid] = acc[r]; }
   workgroupBarrier();
-  // Each output (r, column) adds its lanes' partial sums in a fixed order.
-  for (var o = tid; o < params.m * cols; o += SMALL_WG) {
-    let r = o / cols;
-    let out_local = o % cols;
-    let out_col = col0 + out_local;
-    if (out_col >= params.n) { continue; }
-    var s = 0.0;
-    for (var l = 0u; l < lanes; l++) {
-      let t = select(l * cols + out_local, out_local * lanes + l, TRANS_B);
-      s += partial[r * SMALL_WG + t];
-    }
-    let index = wid.z * params.stride_c + r * params.ldc + out_col;
-    var v = params.alpha * s;
-    if (params.read_c == 1u) { v += params.beta * c[index]; }
-    if (params.has_bias == 1u) { v += bias[out_col]; }
-    c[index] = v;
+}
+
+/** Output o of the workgroup (row o / cols, its column o % cols): where it goes and its value. */
+struct SmallOutput {
+  index: u32,
+  value: f32,
+  inside: bool,
+}
+
+/** Adds output o's lanes' partial sums in a fixed order; alpha, beta and bias applied. */
+fn small_output(wid: vec3<u32>, o: u32) -> SmallOutput {
+  let cols = small_cols();
+  let lanes = SMALL_WG / cols;
+  let r = o / cols;
+  let out_local = o % cols;
+  let out_col = wid.x * cols + out_local;
+  if (out_col >= params.n) { return SmallOutput(0u, 0.0, false); }
+  var s = 0.0;
+  for (var l = 0u; l < lanes; l++) {
+    let t = select(l * cols + out_local, out_local * lanes + l, TRANS_B);
+    s += partial[r * SMALL_WG + t];
+  }
+  let index = wid.z * params.stride_c + r * params.ldc + out_col;
+  var v = params.alpha * s;
+  if (params.read_c == 1u) { v += params.beta * c[index]; }
+  if (params.has_bias == 1u) { v += bias[out_col]; }
+  return SmallOutput(index, v, true);
+}
+
+@compute @workgroup_size(SMALL_WG)
+fn small_m(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
+  small_accumulate(wid, tid);
+  for (var o = tid; o < params.m * small_cols(); o += SMALL_WG) {
+    let res = small_output(wid, o);
+    if (res.inside) { c[res.index] = res.value; }
   }
 }
 
@@ -305,65 +329,7 @@ fn small_m(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_inde
 
 @group(0) @binding(5) var<storage, read_write> extra: array<f32>;
 
-const SQRT_2_OVER_PI: f32 = 0.7978845608028654;
-const GELU_C: f32 = 0.044715;
-
-// GELU (tanh approximation, gelu_new) and its derivative exactly as shaders/activation.wgsl
-// computes them (same sigmoid forms, clamps and non-finite rules), so a fused epilogue gives
-// the same bits as the separate activation dispatch it replaces.
-fn is_nan(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u; }
-fn is_finite(x: f32) -> bool { return (bitcast<u32>(x) & 0x7fffffffu) < 0x7f800000u; }
-fn nan_from(x: f32) -> f32 { return bitcast<f32>(bitcast<u32>(x) | 0x7fc00000u); }
-fn sigmoid_e(z: f32) -> vec2<f32> {
-  let e = exp(-max(z, -80.0));
-  return vec2<f32>(1.0 / (1.0 + e), e);
-}
-fn gelu_two_u(x_in: f32) -> f32 {
-  let v = clamp(x_in, -20.0, 20.0);
-  return 2.0 * SQRT_2_OVER_PI * (v + GELU_C * v * v * v);
-}
-fn gelu(v: f32) -> f32 {
-  let nan_forward = is_nan(v) || bitcast<u32>(v) == 0xff800000u;
-  return select(max(v, -20.0) * sigmoid_e(gelu_two_u(v)).x, nan_from(v), nan_forward);
-}
-/** gelu'(v), NaN for non-finite v. */
-fn gelu_grad(v: f32) -> f32 {
-  let sg = sigmoid_e(gelu_two_u(v));
-  let ds = sg.y * sg.x * sg.x;
-  let vc = clamp(v, -20.0, 20.0);
-  let du = SQRT_2_OVER_PI * (1.0 + 3.0 * GELU_C * vc * vc);
-  return select(sg.x + 2.0 * vc * ds * du, nan_from(v), !is_finite(v));
-}
-
-/** Writes C[index] = v (alpha, beta and bias already applied) through the epilogue. */
-fn store_fused(index: u32, v: f32) {
-  if (EPILOGUE == 1u) {
-    c[index] = v + extra[index];
-  } else if (EPILOGUE == 2u) {
-    c[index] = v;
-    extra[index] = gelu(v);
-  } else if (EPILOGUE == 3u) {
-    c[index] = v * gelu_grad(extra[index]);
-  } else {
-    c[index] = v;
-  }
-}
-
-/** store_fused for 4 adjacent columns; C is written as one vec4, extra element by element. */
-fn store_fused4(slot: u32, v: vec4<f32>) {
-  let i = slot * 4u;
-  if (EPILOGUE == 1u) {
-    c4[slot] = v + vec4<f32>(extra[i], extra[i + 1u], extra[i + 2u], extra[i + 3u]);
-  } else if (EPILOGUE == 2u) {
-    c4[slot] = v;
-    for (var j = 0u; j < 4u; j++) { extra[i + j] = gelu(v[j]); }
-  } else if (EPILOGUE == 3u) {
-    let g = vec4<f32>(gelu_grad(extra[i]), gelu_grad(extra[i + 1u]), gelu_grad(extra[i + 2u]), gelu_grad(extra[i + 3u]));
-    c4[slot] = v * g;
-  } else {
-    c4[slot] = v;
-  }
-}
+// INCLUDE matmul_epilogue.wgsl
 
 // SUM_K: thread tid's running sum of tile column (SUM_K 1) or row (SUM_K 2) tid (TILE_WG = TILE).
 var<private> k_sum: f32;
@@ -466,43 +432,10 @@ fn tiled_vec4_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
 /** small_m with an epilogue (SUM_K is served by the tiled kernels). */
 @compute @workgroup_size(SMALL_WG)
 fn small_m_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let cols = select(16u, 8u, TRANS_B);
-  let lanes = SMALL_WG / cols;
-  var c_local: u32;
-  var lane: u32;
-  if (TRANS_B) { lane = tid % lanes; c_local = tid / lanes; } else { c_local = tid % cols; lane = tid / cols; }
-  let col0 = wid.x * cols;
-  let col = col0 + c_local;
-  let base_a = wid.z * params.stride_a;
-  let base_b = wid.z * params.stride_b;
-  var acc: array<f32, SMALL_ROWS>;
-  if (col < params.n) {
-    for (var kk = lane; kk < params.k; kk += lanes) {
-      let bv = b[base_b + select(kk * params.ldb + col, col * params.ldb + kk, TRANS_B)];
-      for (var r = 0u; r < SMALL_ROWS; r++) {
-        if (r < params.m) {
-          acc[r] += a[base_a + select(r * params.lda + kk, kk * params.lda + r, TRANS_A)] * bv;
-        }
-      }
-    }
-  }
-  for (var r = 0u; r < SMALL_ROWS; r++) { partial[r * SMALL_WG + tid] = acc[r]; }
-  workgroupBarrier();
-  for (var o = tid; o < params.m * cols; o += SMALL_WG) {
-    let r = o / cols;
-    let out_local = o % cols;
-    let out_col = col0 + out_local;
-    if (out_col >= params.n) { continue; }
-    var s = 0.0;
-    for (var l = 0u; l < lanes; l++) {
-      let t = select(l * cols + out_local, out_local * lanes + l, TRANS_B);
-      s += partial[r * SMALL_WG + t];
-    }
-    let index = wid.z * params.stride_c + r * params.ldc + out_col;
-    var v = params.alpha * s;
-    if (params.read_c == 1u) { v += params.beta * c[index]; }
-    if (params.has_bias == 1u) { v += bias[out_col]; }
-    store_fused(index, v);
+  small_accumulate(wid, tid);
+  for (var o = tid; o < params.m * small_cols(); o += SMALL_WG) {
+    let res = small_output(wid, o);
+    if (res.inside) { store_fused(res.index, res.value); }
   }
 }
 

@@ -248,28 +248,15 @@ function recordSharedMoments(
   for (const [start, end] of tensorGroups(tensors.length, momentsGroupSize(rt.device.limits, rt.info.isFallback, hyper.tensorsPerDispatch), buffersOf)) {
     if (end - start === 1) {
       // A lone tensor: adamw.wgsl with its two moment ranges bound apart (they never overlap).
-      const t = tensors[start];
-      const params = rec.uniform(paramsFor(t.count, hyper, step, t.weight_decay ?? hyper.weightDecay));
-      const [x, y] = rt.grid(Math.ceil(t.count / WORKGROUP));
-      rec.dispatch(rt.pipeline(STEP), [params, t.grad, stepState, t.param, t.m, t.v], x, y);
+      recordLoneTensor(rt, rec, tensors[start], stepState, step, hyper);
       continue;
     }
     const group = tensors.slice(start, end);
     const n = group.length;
-    const data = new ArrayBuffer(32 + 32 * n);
-    const f32 = new Float32Array(data);
-    const u32 = new Uint32Array(data);
-    // float64 here, rounded once to f32 (see adamw.wgsl's header).
-    f32.set([hyper.beta1, hyper.beta2, 1 - hyper.beta1, 1 - hyper.beta2, hyper.lr / (1 - hyper.beta1 ** step), Math.sqrt(1 - hyper.beta2 ** step), hyper.eps]);
-    u32[7] = n;
-    let workgroups = 0;
+    const { u32, workgroups } = multiHeader(group, 32 * n, step, hyper);
     group.forEach((t, j) => {
-      u32[8 + 4 * j] = t.count;
-      u32[9 + 4 * j] = workgroups;
-      f32[10 + 4 * j] = 1 - hyper.lr * (t.weight_decay ?? hyper.weightDecay);
       u32[8 + 4 * n + 4 * j] = elementOffset(t.m);
       u32[9 + 4 * n + 4 * j] = elementOffset(t.v);
-      workgroups += Math.ceil(t.count / WORKGROUP);
     });
     const [x, y] = rt.grid(workgroups);
     const bindings = group.flatMap((t) => [t.grad, t.param]);
@@ -289,30 +276,45 @@ function recordSeparateMoments(
   const buffersOf = (k: number) => [tensors[k].grad, tensors[k].param, tensors[k].m, tensors[k].v].map(bufferOfBinding);
   for (const [start, end] of tensorGroups(tensors.length, adamwGroupSize(rt.device.limits, rt.info.isFallback, hyper.tensorsPerDispatch), buffersOf)) {
     if (end - start === 1) {
-      const t = tensors[start];
-      const params = rec.uniform(paramsFor(t.count, hyper, step, t.weight_decay ?? hyper.weightDecay));
-      const [x, y] = rt.grid(Math.ceil(t.count / WORKGROUP));
-      rec.dispatch(rt.pipeline(STEP), [params, t.grad, stepState, t.param, t.m, t.v], x, y);
+      recordLoneTensor(rt, rec, tensors[start], stepState, step, hyper);
       continue;
     }
     const group = tensors.slice(start, end);
-    const data = new ArrayBuffer(32 + 16 * group.length);
-    const f32 = new Float32Array(data);
-    const u32 = new Uint32Array(data);
-    // float64 here, rounded once to f32 (see adamw.wgsl's header).
-    f32.set([hyper.beta1, hyper.beta2, 1 - hyper.beta1, 1 - hyper.beta2, hyper.lr / (1 - hyper.beta1 ** step), Math.sqrt(1 - hyper.beta2 ** step), hyper.eps]);
-    u32[7] = group.length;
-    let workgroups = 0;
-    group.forEach((t, j) => {
-      u32[8 + 4 * j] = t.count;
-      u32[9 + 4 * j] = workgroups;
-      f32[10 + 4 * j] = 1 - hyper.lr * (t.weight_decay ?? hyper.weightDecay);
-      workgroups += Math.ceil(t.count / WORKGROUP);
-    });
+    const { u32, workgroups } = multiHeader(group, 16 * group.length, step, hyper);
     const [x, y] = rt.grid(workgroups);
     const bindings = group.flatMap((t) => [t.grad, t.param, t.m, t.v]);
     rec.dispatch(rt.pipeline(multiStep(group.length)), [rec.uniform(u32), stepState, ...bindings], x, y);
   }
+}
+
+/** One tensor alone (adamw.wgsl): its own param, grad and moment bindings. */
+function recordLoneTensor(rt: GpuRuntime, rec: Recorder, t: AdamWTensor, stepState: Binding, step: number, hyper: ResolvedAdamW): void {
+  const params = rec.uniform(paramsFor(t.count, hyper, step, t.weight_decay ?? hyper.weightDecay));
+  const [x, y] = rt.grid(Math.ceil(t.count / WORKGROUP));
+  rec.dispatch(rt.pipeline(STEP), [params, t.grad, stepState, t.param, t.m, t.v], x, y);
+}
+
+/**
+ * The uniform block of the multi-tensor kernels (adamw_multi.wgsl, adamw_moments.wgsl): the
+ * hyper-parameters, the tensor count, then per tensor its count, first workgroup and decay
+ * factor; `tailBytes` more for what a kernel adds after that (moment offsets). Returns the
+ * block and the workgroups the group needs.
+ */
+function multiHeader(group: readonly AdamWTensor[], tailBytes: number, step: number, hyper: ResolvedAdamW): { u32: Uint32Array; workgroups: number } {
+  const data = new ArrayBuffer(32 + tailBytes);
+  const f32 = new Float32Array(data);
+  const u32 = new Uint32Array(data);
+  // float64 here, rounded once to f32 (see adamw.wgsl's header).
+  f32.set([hyper.beta1, hyper.beta2, 1 - hyper.beta1, 1 - hyper.beta2, hyper.lr / (1 - hyper.beta1 ** step), Math.sqrt(1 - hyper.beta2 ** step), hyper.eps]);
+  u32[7] = group.length;
+  let workgroups = 0;
+  group.forEach((t, j) => {
+    u32[8 + 4 * j] = t.count;
+    u32[9 + 4 * j] = workgroups;
+    f32[10 + 4 * j] = 1 - hyper.lr * (t.weight_decay ?? hyper.weightDecay);
+    workgroups += Math.ceil(t.count / WORKGROUP);
+  });
+  return { u32, workgroups };
 }
 
 function paramsFor(count: number, h: ResolvedAdamW, step: number, weightDecay: number): Uint32Array {

@@ -12,15 +12,17 @@
 //   residual: C = product + R; gelu: C = product and extra = gelu(C); gelu_backward: C = product * gelu'(X).
 import shaderText from '../../shaders/matmul.wgsl?raw';
 import paramsText from '../../shaders/matmul_params.wgsl?raw';
+import epilogueText from '../../shaders/matmul_epilogue.wgsl?raw';
 import { includeWgsl } from './wgslInclude';
 import { skinnyGroups, skinnyKernel, skinnySpec, type SkinnyKernel } from './matmulSkinny';
 import { outerApplies, outerGrid, outerSpec } from './matmulOuter';
+import { blockedApplies, blockedGrid, blockedSpec } from './matmulBlocked';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
 
-/** The shader with the matmul kernels' shared uniform block pasted in. */
-const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText });
+/** The shader with the matmul kernels' shared uniform block and epilogues pasted in. */
+const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText, 'matmul_epilogue.wgsl': epilogueText });
 
 /** Output tile edge of the tiled kernels; the small-M kernel serves M up to SMALL_M_MAX. */
 const TILE = 64;
@@ -30,7 +32,7 @@ const SMALL_COLS_TRANS_B = 8;
 const SMALL_COLS = 16;
 const SUM_COLS = 32;
 
-export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m' | 'outer_tn' | SkinnyKernel;
+export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m' | 'outer_tn' | 'blocked' | SkinnyKernel;
 
 /** What a product does with its result before storing it (see shaders/matmul.wgsl). */
 export type MatmulEpilogue = 'none' | 'residual' | 'gelu' | 'gelu_backward';
@@ -123,7 +125,7 @@ export interface MatmulShape {
   lda?: number;
   ldb?: number;
   ldc?: number;
-  /** 'auto' (default) takes small_m for m <= 8 and the tiled kernel otherwise; tests force one. */
+  /** 'auto' (default) lets matmulKernel choose; 'tiled' and 'small' force one (tests, benchmarks). */
   path?: 'auto' | 'tiled' | 'small';
   /**
    * Default 'none'. 'residual': C = product + extra (a residual stream laid out like C);
@@ -249,13 +251,16 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
  * The kernel recordMatmul uses for this shape: for m <= 8, a skinny kernel when the layout
  * allows its vector loads and no k-sum is asked for (src/ops/matmulSkinny.ts; an epilogue then
  * follows as a second dispatch), else small_m (unless path says otherwise, or a k-sum is asked
- * for: tiled); tiled_vec4 when every stored row length, leading dimension and batch stride
- * is a multiple of 4, tiled otherwise.
+ * for: tiled). On a software adapter, Aᵀ.B may take the outer-product kernel
+ * (src/ops/matmulOuter.ts) and A.op(B) with m > 8 the register-blocked one
+ * (src/ops/matmulBlocked.ts). Otherwise tiled_vec4 when every stored row length, leading
+ * dimension and batch stride is a multiple of 4, tiled otherwise.
  */
 export function matmulKernel(s: ResolvedMatmulShape, software = false): MatmulKernel {
   const skinny = s.path === 'auto' && !s.sumK ? skinnyKernel(s, SMALL_M_MAX) : null;
   if (skinny) return skinny;
   if (s.path === 'auto' && outerApplies(s, software)) return 'outer_tn';
+  if (s.path === 'auto' && s.m > SMALL_M_MAX && blockedApplies(s, software)) return 'blocked';
   if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX && !s.sumK)) return 'small_m';
   const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
   const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
@@ -342,7 +347,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   const bias = ops.bias ? fit(ops.bias, maxBinding) : null;
   let kernel = matmulKernel(s, rt.info.isFallback);
   // The outer-product kernel's vector views: A, B and C; else what a GPU would take.
-  if (kernel === 'outer_tn' && ![a, b, c].every(vec4Aligned)) kernel = matmulKernel(s);
+  if ((kernel === 'outer_tn' || kernel === 'blocked') && ![a, b, c].every(vec4Aligned)) kernel = matmulKernel(s);
   if (kernel === 'tiled_vec4' && ![a, b, c, ...(bias ? [bias] : [])].every(vec4Aligned)) kernel = 'tiled';
   // The skinny kernels' vector views: B and C (nn), A and B (nt).
   if (kernel === 'skinny_nn' && ![b, c].every(vec4Aligned)) kernel = 'small_m';
@@ -351,8 +356,8 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   let y = 1;
   if (kernel === 'skinny_nn' || kernel === 'skinny_nt') {
     x = skinnyGroups(kernel, s.n);
-  } else if (kernel === 'outer_tn') {
-    [x, y] = outerGrid(s.m, s.n);
+  } else if (kernel === 'outer_tn' || kernel === 'blocked') {
+    [x, y] = kernel === 'outer_tn' ? outerGrid(s.m, s.n) : blockedGrid(s.m, s.n);
     if (y > maxGroups) throw new RangeError(`m = ${s.m} needs ${y} row blocks, more than ${maxGroups} per dispatch`);
   } else if (kernel === 'small_m') {
     x = Math.ceil(s.n / (s.transB ? SMALL_COLS_TRANS_B : SMALL_COLS));
@@ -368,6 +373,9 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   if (kernel === 'outer_tn') {
     const extra = s.sumK ? [fit(ops.extra!, maxBinding)] : [];
     rec.dispatch(rt.pipeline(outerSpec(s.sumK, GEMM_BINDINGS)), [params, a, b, bias ?? a, c, ...extra], x, y);
+  } else if (kernel === 'blocked') {
+    const spec = blockedSpec(s.transB, s.epilogue, EPILOGUE_CODES[s.epilogue], GEMM_BINDINGS);
+    rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, ...(fused ? [fit(ops.extra!, maxBinding)] : [])], x, y, s.batch);
   } else if (fused && (kernel === 'skinny_nn' || kernel === 'skinny_nt')) {
     // m <= 8: the skinny kernel (no fused variant), then the epilogue over C in a second pass.
     rec.dispatch(rt.pipeline(skinnySpec(kernel, s.transA, GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, type Harness } from '../../scripts/lib/browser.mjs';
 import { columnSumRef, matmulFusedRef, matmulRef, type MatmulFusedRefShape } from '../../src/ops/matmul.reference';
 import type { MatmulShape } from '../../src/ops/matmul';
+import { BLOCKED_MAX_K } from '../../src/ops/matmulBlocked';
 import { expectClose } from '../helpers/compare';
 import { normal, rng } from '../helpers/random';
 
@@ -75,6 +76,16 @@ const COMBOS = [
   [true, true],
 ] as const;
 
+/**
+ * The kernel a software adapter takes for a vec4-friendly product of M > 8 rows (outer_tn for
+ * Aᵀ.B, blocked for A.op(B)), or null where it takes the tiled one as a GPU does.
+ */
+function softwareKernel(transA: boolean, transB: boolean): 'outer_tn' | 'blocked' | null {
+  if (!harness.info.isFallback) return null;
+  if (!transA) return 'blocked';
+  return transB ? null : 'outer_tn';
+}
+
 describe('matmul kernels (WGSL) vs float64 twin', () => {
   it('reports a WebGPU adapter', () => {
     expect(harness.info.limits.maxStorageBufferBindingSize).toBeGreaterThan(0);
@@ -105,13 +116,14 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     let seed = 200;
     for (const [transA, transB] of COMBOS) {
       const shape = { m: 68, n: 132, k: 36, transA, transB, alpha: 1.25, beta: 0.5 };
-      // Aᵀ.B on a software adapter takes the outer-product kernel; forced, the tiled one.
-      const outer = harness.info.isFallback && transA && !transB;
-      expect(await check(++seed, shape, { bias: true, withC: true })).toBe(outer ? 'outer_tn' : 'tiled_vec4');
-      if (outer) expect(await check(++seed, { ...shape, path: 'tiled' }, { bias: true, withC: true })).toBe('tiled_vec4');
+      // On a software adapter Aᵀ.B takes the outer-product kernel and A.op(B) the blocked one;
+      // forced, the tiled one.
+      const software = softwareKernel(transA, transB);
+      expect(await check(++seed, shape, { bias: true, withC: true })).toBe(software ?? 'tiled_vec4');
+      if (software) expect(await check(++seed, { ...shape, path: 'tiled' }, { bias: true, withC: true })).toBe('tiled_vec4');
     }
     // K = 20 and 36: multiples of 4 that end part-way through a TK = 32 stage.
-    expect(await check(++seed, { m: 12, n: 8, k: 20 })).toBe('tiled_vec4');
+    expect(await check(++seed, { m: 12, n: 8, k: 20, path: 'tiled' })).toBe('tiled_vec4');
   });
 
   it('small-M path (M <= 8) for every combination, M in {1, 2, 5, 8}', async () => {
@@ -202,8 +214,10 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
         const shape = { m, n: 13, k: 21, batch: 3, transA, transB, alpha: 0.5, beta: 1 };
         await check(++seed, shape, { bias: true, withC: true });
       }
-      // vec4-eligible batched shape (strides are multiples of 4).
-      expect(await check(++seed, { m: 20, n: 12, k: 8, batch: 2, transA, transB })).toBe('tiled_vec4');
+      // vec4-eligible batched shape (strides are multiples of 4); batched Aᵀ.B is tiled everywhere.
+      const vec4Shape = { m: 20, n: 12, k: 8, batch: 2, transA, transB };
+      expect(await check(++seed, vec4Shape)).toBe(!transA ? (softwareKernel(transA, transB) ?? 'tiled_vec4') : 'tiled_vec4');
+      expect(await check(++seed, { ...vec4Shape, path: 'tiled' })).toBe('tiled_vec4');
     }
   });
 
@@ -220,16 +234,19 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     await check(802, shape);
     // Context = P . V with V [T, H*D]: C written into the [T, H*D] layout (ldc = H*D, strideC = D).
     await check(803, { m: T, n: D, k: T, batch: H, ldb: H * D, strideB: D, ldc: H * D, strideC: D });
-    // A padded leading dimension that is a multiple of 4 keeps the vec4 path.
-    expect(await check(804, { m: 9, n: 12, k: 8, lda: 12, ldb: 16, ldc: 20 })).toBe('tiled_vec4');
+    // A padded leading dimension that is a multiple of 4 keeps the vec4 paths.
+    expect(await check(804, { m: 9, n: 12, k: 8, lda: 12, ldb: 16, ldc: 20, path: 'tiled' })).toBe('tiled_vec4');
+    expect(await check(805, { m: 9, n: 12, k: 8, lda: 12, ldb: 16, ldc: 20 })).toBe(softwareKernel(false, false) ?? 'tiled_vec4');
   });
 
   it('honours binding offsets and leaves memory around C untouched', async () => {
-    for (const [seed, shape, kernel] of [
-      [900, { m: 33, n: 20, k: 12 }, 'tiled_vec4'],
+    const cases: [number, MatmulShape, string][] = [
+      [900, { m: 33, n: 20, k: 12, path: 'tiled' }, 'tiled_vec4'],
+      [903, { m: 33, n: 20, k: 12 }, softwareKernel(false, false) ?? 'tiled_vec4'],
       [901, { m: 30, n: 21, k: 13, transA: true }, 'tiled'],
       [902, { m: 3, n: 21, k: 13 }, 'small_m'],
-    ] as const) {
+    ];
+    for (const [seed, shape, kernel] of cases) {
       const ops = operands(seed, shape);
       const out = await harness.runModule(CASES, 'matmulOffsets', { ...ops, ...shape });
       expectClose(out.c, matmulRef(ops, shape), tol(shape.k), `C with offsets ${JSON.stringify(shape)}`);
@@ -366,6 +383,34 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     expect(await check(++seed, { m: 10, n: 8, k: 8, transA: true })).toBe('tiled');
   });
 
+  it('blocked kernel (A.op(B), M > 8, on a software adapter): row tails, K = 4, both layouts, alpha/beta/bias, leading dimensions, batches, NaN rows; other layouts take the tiled kernel', async () => {
+    const blocked = softwareKernel(false, false) ?? 'tiled_vec4';
+    let seed = 1600;
+    for (const transB of [false, true]) {
+      // M = 9 (one full block of 8 rows and a row alone), 17, 70: the last block part full.
+      for (const m of [9, 17, 70]) expect(await check(++seed, { m, n: 12, k: 20, transB })).toBe(blocked);
+      expect(await check(++seed, { m: 12, n: 4, k: 4, transB })).toBe(blocked);
+      expect(await check(++seed, { m: 24, n: 36, k: 44, transB, alpha: -0.5, beta: 1 }, { withC: true, bias: true })).toBe(blocked);
+      expect(await check(++seed, { m: 10, n: 8, k: 8, transB, lda: 12, ldb: 16, ldc: 20 }, { bias: true })).toBe(blocked);
+      expect(await check(++seed, { m: 11, n: 8, k: 12, transB, batch: 3, alpha: 0.5, beta: 1 }, { withC: true })).toBe(blocked);
+      expect(await check(++seed, { m: 12, n: 8, k: 8, transB, batch: 2, strideB: 0 })).toBe(blocked);
+      // Up to BLOCKED_MAX_K; beyond it (and off a software adapter) the tiled kernel.
+      expect(await check(++seed, { m: 16, n: 8, k: BLOCKED_MAX_K, transB })).toBe(blocked);
+      expect(await check(++seed, { m: 16, n: 8, k: BLOCKED_MAX_K + 4, transB })).toBe('tiled_vec4');
+      // K, N or a leading dimension not a multiple of 4: the tiled kernel.
+      expect(await check(++seed, { m: 12, n: 8, k: 7, transB })).toBe('tiled');
+      expect(await check(++seed, { m: 12, n: 6, k: 8, transB })).toBe('tiled');
+      // NaN in op(A)'s row 2 and Inf in op(B)'s column 1 reach only their own row and column of C.
+      const shape = { m: 12, n: 8, k: 8, transB };
+      const ops = operands(++seed, shape);
+      ops.a[2 * 8] = NaN;
+      ops.b[transB ? 8 : 1] = Infinity;
+      const out = await harness.runModule(CASES, 'matmul', { ...ops, ...shape });
+      expect(out.kernel).toBe(blocked);
+      expectClose(out.c, matmulRef(ops, shape), tol(8), `C of ${JSON.stringify(shape)}`);
+    }
+  });
+
   it('a linear layer\'s dW and db from one fused dispatch equal the product plus recordColumnSum', async () => {
     const [rows, inF, outF] = [37, 20, 44];
     const rand = rng(1400);
@@ -379,28 +424,33 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     expectClose(outIn.c, matmulRef({ a: dy, b: x }, { m: outF, n: inF, k: rows, transA: true }), tol(rows), 'dW (out_in)');
   });
 
-  it('epilogues (residual, gelu, gelu_backward) on the scalar, vec4, small-M and skinny (+ epilogue pass) kernels, batched too', async () => {
+  it('epilogues (residual, gelu, gelu_backward) on the scalar, vec4, blocked, small-M and skinny (+ epilogue pass) kernels, batched too', async () => {
     let seed = 1500;
+    const blocked = softwareKernel(false, false) ?? 'tiled_vec4';
     const cases = {
       residual: [
         [{ m: 33, n: 70, k: 45, transB: true }, 'tiled'],
-        [{ m: 68, n: 132, k: 36 }, 'tiled_vec4'],
+        [{ m: 68, n: 132, k: 36, path: 'tiled' }, 'tiled_vec4'],
+        [{ m: 68, n: 132, k: 36 }, blocked],
         [{ m: 5, n: 37, k: 45, transB: true }, 'small_m'],
         [{ m: 19, n: 13, k: 21, batch: 3, transA: true }, 'tiled'],
-        [{ m: 20, n: 12, k: 8, batch: 2 }, 'tiled_vec4'],
+        [{ m: 20, n: 12, k: 8, batch: 2 }, blocked],
         // m <= 8 on a layout the skinny kernels take: skinny product, then the epilogue pass.
         [{ m: 2, n: 12, k: 8, batch: 2 }, 'skinny_nn'],
       ],
       gelu: [
         [{ m: 33, n: 70, k: 45, transB: true }, 'tiled'],
-        [{ m: 68, n: 132, k: 36 }, 'tiled_vec4'],
+        [{ m: 68, n: 132, k: 36, path: 'tiled' }, 'tiled_vec4'],
+        [{ m: 68, n: 132, k: 36, transB: true }, blocked],
         [{ m: 3, n: 37, k: 20 }, 'small_m'],
         [{ m: 3, n: 40, k: 20 }, 'skinny_nn'],
       ],
       // The GPT-2 MLP's dHidden = dOut . W_downᵀ (Conv1D W [512, 128] read transposed).
       gelu_backward: [
         [{ m: 33, n: 70, k: 45, transB: true }, 'tiled'],
-        [{ m: 64, n: 128, k: 64, transB: true }, 'tiled_vec4'],
+        [{ m: 64, n: 128, k: 64, transB: true, path: 'tiled' }, 'tiled_vec4'],
+        [{ m: 64, n: 128, k: 64, transB: true }, blocked],
+        [{ m: 17, n: 8, k: 12, batch: 2 }, blocked],
         [{ m: 5, n: 37, k: 45, transB: true }, 'small_m'],
         [{ m: 5, n: 36, k: 44, transB: true }, 'skinny_nt'],
       ],

@@ -1,0 +1,157 @@
+// Register-blocked products for M > 8 rows on a software adapter, the same contract as
+// matmul.wgsl (Params, bindings 0-4, alpha/beta/bias/batch; blocked_fused also takes `extra`
+// (5) and EPILOGUE as matmul.wgsl's fused kernels do, through shaders/matmul_epilogue.wgsl):
+//   C[b] = alpha * A[b] . op(B[b]) + beta * C[b] + bias      (A not transposed)
+// A thread keeps an 8 x 8 block of C in registers (rows row0.., two quads of 4 adjacent
+// columns, a vec4 each) and walks the whole of K four steps at a time, with no shared memory
+// and no barrier: per 4 steps it loads a vec4 of K from each of its 8 rows of A and the 4 x 8
+// block of op(B) (8 vec4), and does 256 multiply-adds.
+// - B stored [K, N] (TRANS_B false): the block of op(B) is 4 rows of B, two vec4 each.
+// - op(B) = B^T, B stored [N, K] (TRANS_B; a Linear weight): each of the 8 columns' rows along
+//   K as a vec4, transposed in registers (free on a CPU adapter, where a vec4 is 4 scalars).
+// The block travels as separate vec4 values, not an array: SwiftShader keeps those in
+// registers, while an array indexed in a loop made the kernel 3x slower. 8 x 8 beat 8 x 4
+// blocks by 10-20% (fewer loads per multiply-add).
+// On SwiftShader the tiled kernels' staging and barriers cost more than their reuse saves
+// (the reason for matmul_skinny.wgsl and matmul_outer.wgsl too): 1.4-1.8x faster than
+// tiled_vec4 at K = 128, 1.15x at K = 512, behind it from K = 768 (cache misses of the long
+// rows), so src/ops/matmulBlocked.ts takes these on a software adapter for K <= 512; on a GPU
+// the tiled kernels stay. Needs K, N, lda, ldb, ldc (and the batch strides, batch > 1)
+// multiples of 4. Rows past M (columns past N) of the last block read row M - 1 (the last
+// column quad) again and store nothing. Float64 twin: src/ops/matmul.reference.ts (matmulRef,
+// matmulFusedRef).
+
+const ROWS: u32 = 8u;
+const WG: u32 = 16u;
+
+// op(B) = B^T: B stored [N, K] rather than [K, N].
+override TRANS_B: bool = false;
+// blocked_fused only: 0 none, 1 residual, 2 gelu, 3 gelu_backward.
+override EPILOGUE: u32 = 0u;
+
+// INCLUDE matmul_params.wgsl
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> a4: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> b4: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> bias: array<f32>;
+@group(0) @binding(4) var<storage, read_write> c4: array<vec4<f32>>;
+
+/** A thread's block: row row0 + r is lo[r] (columns 4q..4q+3) and hi[r] (the next quad). */
+struct Block {
+  lo: array<vec4<f32>, ROWS>,
+  hi: array<vec4<f32>, ROWS>,
+}
+
+/**
+ * Adds 4 steps of K (quad kq): each row's vec4 of A (row row0 + r of the batch at base_a4)
+ * times the 4 x 8 block of op(B): b_t, d_t its row 4 kq + t in the low and high column quad.
+ */
+fn multiply_add(acc: ptr<function, Block>, base_a4: u32, row0: u32, kq: u32,
+                b0: vec4<f32>, b1: vec4<f32>, b2: vec4<f32>, b3: vec4<f32>,
+                d0: vec4<f32>, d1: vec4<f32>, d2: vec4<f32>, d3: vec4<f32>) {
+  let lda4 = params.lda / 4u;
+  for (var r = 0u; r < ROWS; r++) {
+    let av = a4[base_a4 + min(row0 + r, params.m - 1u) * lda4 + kq];
+    (*acc).lo[r] += av.x * b0 + av.y * b1 + av.z * b2 + av.w * b3;
+    (*acc).hi[r] += av.x * d0 + av.y * d1 + av.z * d2 + av.w * d3;
+  }
+}
+
+/** The block at column quads q, q + 1 (or q again at N's end), rows row0.., of batch z; B stored [K, N]. */
+fn accumulate_nn(q: u32, row0: u32, z: u32) -> Block {
+  var acc: Block;
+  let ldb4 = params.ldb / 4u;
+  let base_a4 = z * params.stride_a / 4u;
+  let lo = z * params.stride_b / 4u + q;
+  let hi = z * params.stride_b / 4u + min(q + 1u, params.n / 4u - 1u);
+  for (var kq = 0u; kq < params.k / 4u; kq++) {
+    let row = 4u * kq * ldb4;
+    multiply_add(&acc, base_a4, row0, kq,
+                 b4[lo + row], b4[lo + row + ldb4], b4[lo + row + 2u * ldb4], b4[lo + row + 3u * ldb4],
+                 b4[hi + row], b4[hi + row + ldb4], b4[hi + row + 2u * ldb4], b4[hi + row + 3u * ldb4]);
+  }
+  return acc;
+}
+
+/** Step t of four columns' vec4s along K: (c0[t], c1[t], c2[t], c3[t]), the 4 columns at that step. */
+fn step_of(c0: vec4<f32>, c1: vec4<f32>, c2: vec4<f32>, c3: vec4<f32>, t: u32) -> vec4<f32> {
+  return vec4<f32>(c0[t], c1[t], c2[t], c3[t]);
+}
+
+/** The same block with B stored [N, K]: the columns of op(B) are B's rows. */
+fn accumulate_nt(q: u32, row0: u32, z: u32) -> Block {
+  var acc: Block;
+  let ldb4 = params.ldb / 4u;
+  let base_a4 = z * params.stride_a / 4u;
+  let lo = z * params.stride_b / 4u + 4u * q * ldb4;
+  let hi = z * params.stride_b / 4u + 4u * min(q + 1u, params.n / 4u - 1u) * ldb4;
+  for (var kq = 0u; kq < params.k / 4u; kq++) {
+    let c0 = b4[lo + kq];
+    let c1 = b4[lo + ldb4 + kq];
+    let c2 = b4[lo + 2u * ldb4 + kq];
+    let c3 = b4[lo + 3u * ldb4 + kq];
+    let e0 = b4[hi + kq];
+    let e1 = b4[hi + ldb4 + kq];
+    let e2 = b4[hi + 2u * ldb4 + kq];
+    let e3 = b4[hi + 3u * ldb4 + kq];
+    multiply_add(&acc, base_a4, row0, kq,
+                 step_of(c0, c1, c2, c3, 0u), step_of(c0, c1, c2, c3, 1u), step_of(c0, c1, c2, c3, 2u), step_of(c0, c1, c2, c3, 3u),
+                 step_of(e0, e1, e2, e3, 0u), step_of(e0, e1, e2, e3, 1u), step_of(e0, e1, e2, e3, 2u), step_of(e0, e1, e2, e3, 3u));
+  }
+  return acc;
+}
+
+fn accumulate(q: u32, row0: u32, z: u32) -> Block {
+  if (TRANS_B) { return accumulate_nt(q, row0, z); }
+  return accumulate_nn(q, row0, z);
+}
+
+/** alpha, beta and bias applied to a vec4 of the block: the value for C's vec4 slot `slot` (column quad q). */
+fn finish(acc: vec4<f32>, slot: u32, q: u32) -> vec4<f32> {
+  var v = params.alpha * acc;
+  if (params.read_c == 1u) { v += params.beta * c4[slot]; }
+  if (params.has_bias == 1u) { v += vec4<f32>(bias[4u * q], bias[4u * q + 1u], bias[4u * q + 2u], bias[4u * q + 3u]); }
+  return v;
+}
+
+/** C's vec4 slot of row row0 + r, column quad q, batch z. */
+fn slot_of(q: u32, row0: u32, r: u32, z: u32) -> u32 {
+  return (z * params.stride_c + (row0 + r) * params.ldc) / 4u + q;
+}
+
+// Workgroups: x over pairs of column quads, y over blocks of ROWS rows, z over batches.
+@compute @workgroup_size(WG)
+fn blocked(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let q = 2u * gid.x;
+  let row0 = gid.y * ROWS;
+  if (q >= params.n / 4u || row0 >= params.m) { return; }
+  let acc = accumulate(q, row0, gid.z);
+  let two = q + 1u < params.n / 4u;
+  for (var r = 0u; r < min(ROWS, params.m - row0); r++) {
+    let slot = slot_of(q, row0, r, gid.z);
+    c4[slot] = finish(acc.lo[r], slot, q);
+    if (two) { c4[slot + 1u] = finish(acc.hi[r], slot + 1u, q + 1u); }
+  }
+}
+
+// ---- Fused variant: the same products stored through EPILOGUE (binding 5, `extra`). ----
+
+@group(0) @binding(4) var<storage, read_write> c: array<f32>;
+@group(0) @binding(5) var<storage, read_write> extra: array<f32>;
+
+// INCLUDE matmul_epilogue.wgsl
+
+@compute @workgroup_size(WG)
+fn blocked_fused(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let q = 2u * gid.x;
+  let row0 = gid.y * ROWS;
+  if (q >= params.n / 4u || row0 >= params.m) { return; }
+  let acc = accumulate(q, row0, gid.z);
+  let two = q + 1u < params.n / 4u;
+  for (var r = 0u; r < min(ROWS, params.m - row0); r++) {
+    let slot = slot_of(q, row0, r, gid.z);
+    store_fused4(slot, finish(acc.lo[r], slot, q));
+    if (two) { store_fused4(slot + 1u, finish(acc.hi[r], slot + 1u, q + 1u)); }
+  }
+}

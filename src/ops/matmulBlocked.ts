@@ -1,0 +1,57 @@
+// The register-blocked kernels of shaders/matmul_blocked.wgsl (M > 8 rows, A not transposed; a
+// software adapter only): when recordMatmul takes them, their pipelines and grid. Same Params
+// and bindings as the matmul kernels (+ extra for the fused epilogues).
+import shaderText from '../../shaders/matmul_blocked.wgsl?raw';
+import paramsText from '../../shaders/matmul_params.wgsl?raw';
+import epilogueText from '../../shaders/matmul_epilogue.wgsl?raw';
+import { includeWgsl } from './wgslInclude';
+import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
+import type { MatmulEpilogue, ResolvedMatmulShape } from './matmul';
+
+/** The shader with the matmul kernels' uniform block and epilogues pasted in. */
+const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText, 'matmul_epilogue.wgsl': epilogueText });
+
+/** Rows and columns per thread, threads per workgroup (the shader's 8 x 8 block and WG). */
+const ROWS = 8;
+const COLS = 8;
+const WG = 16;
+/** Longest K it is taken for: from K = 768 the tiled kernel wins on SwiftShader (see the shader's header). */
+export const BLOCKED_MAX_K = 512;
+
+export type BlockedShape = Pick<
+  ResolvedMatmulShape,
+  'm' | 'n' | 'k' | 'transA' | 'batch' | 'strideA' | 'strideB' | 'strideC' | 'lda' | 'ldb' | 'ldc' | 'sumK'
+>;
+
+/**
+ * Whether the blocked kernels serve this product on this adapter (they also need A, B and C
+ * bound 16-byte aligned): a software adapter, A not transposed, no k-sum, every extent the
+ * vec4 loads walk a multiple of 4.
+ */
+export function blockedApplies(s: BlockedShape, software: boolean): boolean {
+  const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
+  const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
+  return software && !s.transA && !s.sumK && s.k <= BLOCKED_MAX_K && quad(s.k, s.n, s.lda, s.ldb, s.ldc) && stridesQuad;
+}
+
+const SPECS = new Map<string, KernelSpec>();
+
+/** The plain kernel, or with an epilogue the fused one that also binds extra (binding 5). */
+export function blockedSpec(transB: boolean, epilogue: MatmulEpilogue, epilogueCode: number, bindings: readonly BindingKind[]): KernelSpec {
+  const key = `${transB ? 1 : 0}:${epilogue}`;
+  let spec = SPECS.get(key);
+  if (!spec) {
+    const constants = { TRANS_B: transB ? 1 : 0 };
+    spec =
+      epilogue === 'none'
+        ? { name: 'matmul_blocked', code, entryPoint: 'blocked', bindings: [...bindings], constants }
+        : { name: 'matmul_blocked', code, entryPoint: 'blocked_fused', bindings: [...bindings, 'storage'], constants: { ...constants, EPILOGUE: epilogueCode } };
+    SPECS.set(key, spec);
+  }
+  return spec;
+}
+
+/** Workgroups (x over blocks of 8 columns, y over blocks of 8 rows). */
+export function blockedGrid(m: number, n: number): [number, number] {
+  return [Math.ceil(n / COLS / WG), Math.ceil(m / ROWS)];
+}
