@@ -38,7 +38,7 @@ export function outerSpec(sumK: 'a' | 'b' | null, bindings: readonly BindingKind
   return spec;
 }
 
-/** Workgroups (x over column quads, y over blocks of 8 rows). */
+/** Workgroups (x over blocks of 8 columns, y over blocks of 8 rows). */
 export function outerGrid(m: number, n: number): [number, number] {
-  return [Math.ceil(n / 4 / WG), Math.ceil(m / 8)];
+  return [Math.ceil(n / 8 / WG), Math.ceil(m / 8)];
 }
