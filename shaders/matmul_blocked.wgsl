@@ -9,9 +9,10 @@
 // - B stored [K, N] (TRANS_B false): the block of op(B) is 4 rows of B, two vec4 each.
 // - op(B) = B^T, B stored [N, K] (TRANS_B; a Linear weight): each of the 8 columns' rows along
 //   K as a vec4, transposed in registers (free on a CPU adapter, where a vec4 is 4 scalars).
-// The block travels as separate vec4 values, not an array: SwiftShader keeps those in
-// registers, while an array indexed in a loop made the kernel 3x slower. 8 x 8 beat 8 x 4
-// blocks by 10-20% (fewer loads per multiply-add).
+// The rows are written out, not looped over, and the block of op(B) travels as separate vec4
+// values, not an array: SwiftShader does not unroll such loops, so an array indexed by the
+// loop counter lives in memory (a loop over the rows was 1.3-1.8x slower, a loop over an
+// array of B values 3x). 8 x 8 beat 8 x 4 blocks by 10-20% (fewer loads per multiply-add).
 // On SwiftShader the tiled kernels' staging and barriers cost more than their reuse saves
 // (the reason for matmul_skinny.wgsl and matmul_outer.wgsl too): 1.4-1.8x faster than
 // tiled_vec4 at K = 128, 1.15x at K = 512, behind it from K = 768 (cache misses of the long
@@ -44,18 +45,38 @@ struct Block {
 }
 
 /**
- * Adds 4 steps of K (quad kq): each row's vec4 of A (row row0 + r of the batch at base_a4)
- * times the 4 x 8 block of op(B): b_t, d_t its row 4 kq + t in the low and high column quad.
+ * Adds 4 steps of K (quad kq): each row's vec4 of A (row row0 + r of the batch at base_a4, or
+ * row M - 1 past M) times the 4 x 8 block of op(B): b_t, d_t its row 4 kq + t in the low and
+ * high column quad.
  */
 fn multiply_add(acc: ptr<function, Block>, base_a4: u32, row0: u32, kq: u32,
                 b0: vec4<f32>, b1: vec4<f32>, b2: vec4<f32>, b3: vec4<f32>,
                 d0: vec4<f32>, d1: vec4<f32>, d2: vec4<f32>, d3: vec4<f32>) {
   let lda4 = params.lda / 4u;
-  for (var r = 0u; r < ROWS; r++) {
-    let av = a4[base_a4 + min(row0 + r, params.m - 1u) * lda4 + kq];
-    (*acc).lo[r] += av.x * b0 + av.y * b1 + av.z * b2 + av.w * b3;
-    (*acc).hi[r] += av.x * d0 + av.y * d1 + av.z * d2 + av.w * d3;
-  }
+  let av0 = a4[base_a4 + min(row0 + 0u, params.m - 1u) * lda4 + kq];
+  (*acc).lo[0] += av0.x * b0 + av0.y * b1 + av0.z * b2 + av0.w * b3;
+  (*acc).hi[0] += av0.x * d0 + av0.y * d1 + av0.z * d2 + av0.w * d3;
+  let av1 = a4[base_a4 + min(row0 + 1u, params.m - 1u) * lda4 + kq];
+  (*acc).lo[1] += av1.x * b0 + av1.y * b1 + av1.z * b2 + av1.w * b3;
+  (*acc).hi[1] += av1.x * d0 + av1.y * d1 + av1.z * d2 + av1.w * d3;
+  let av2 = a4[base_a4 + min(row0 + 2u, params.m - 1u) * lda4 + kq];
+  (*acc).lo[2] += av2.x * b0 + av2.y * b1 + av2.z * b2 + av2.w * b3;
+  (*acc).hi[2] += av2.x * d0 + av2.y * d1 + av2.z * d2 + av2.w * d3;
+  let av3 = a4[base_a4 + min(row0 + 3u, params.m - 1u) * lda4 + kq];
+  (*acc).lo[3] += av3.x * b0 + av3.y * b1 + av3.z * b2 + av3.w * b3;
+  (*acc).hi[3] += av3.x * d0 + av3.y * d1 + av3.z * d2 + av3.w * d3;
+  let av4 = a4[base_a4 + min(row0 + 4u, params.m - 1u) * lda4 + kq];
+  (*acc).lo[4] += av4.x * b0 + av4.y * b1 + av4.z * b2 + av4.w * b3;
+  (*acc).hi[4] += av4.x * d0 + av4.y * d1 + av4.z * d2 + av4.w * d3;
+  let av5 = a4[base_a4 + min(row0 + 5u, params.m - 1u) * lda4 + kq];
+  (*acc).lo[5] += av5.x * b0 + av5.y * b1 + av5.z * b2 + av5.w * b3;
+  (*acc).hi[5] += av5.x * d0 + av5.y * d1 + av5.z * d2 + av5.w * d3;
+  let av6 = a4[base_a4 + min(row0 + 6u, params.m - 1u) * lda4 + kq];
+  (*acc).lo[6] += av6.x * b0 + av6.y * b1 + av6.z * b2 + av6.w * b3;
+  (*acc).hi[6] += av6.x * d0 + av6.y * d1 + av6.z * d2 + av6.w * d3;
+  let av7 = a4[base_a4 + min(row0 + 7u, params.m - 1u) * lda4 + kq];
+  (*acc).lo[7] += av7.x * b0 + av7.y * b1 + av7.z * b2 + av7.w * b3;
+  (*acc).hi[7] += av7.x * d0 + av7.y * d1 + av7.z * d2 + av7.w * d3;
 }
 
 /** The block at column quads q, q + 1 (or q again at N's end), rows row0.., of batch z; B stored [K, N]. */
