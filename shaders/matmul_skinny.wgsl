@@ -11,8 +11,12 @@
 // skinny_nn: op(B) = B stored [K, N]: a thread per 4 adjacent columns (vec4 loads of B and
 //            stores of C; N, ldb, ldc, stride_b, stride_c multiples of 4), K unrolled by 4.
 //            A is read as scalars (row-major, or [K, M] with TRANS_A).
-// skinny_nt: op(B) = B^T, B stored [N, K]: a thread per column, dot products along K as vec4
-//            (K, lda, ldb, stride_a, stride_b multiples of 4; A not transposed).
+// skinny_nt: op(B) = B^T, B stored [N, K]: a thread per 4 columns, K walked as vec4 (4 steps)
+//            of A's rows and the 4 columns' rows of B, transposed in registers (K, lda, ldb,
+//            stride_a, stride_b multiples of 4; A not transposed). A thread per column with
+//            vec4 dot products (A loaded 4x as often) was 2.4x slower at 8 x 2048 x 576.
+// The 8 rows are written out, not looped over: SwiftShader does not unroll such a loop, and an
+// accumulator array indexed by its counter then lives in memory.
 // Float64 twin: src/ops/matmul.reference.ts (matmulRef), the same product.
 
 const ROWS: u32 = 8u;
@@ -31,6 +35,11 @@ fn a_at(base: u32, r: u32, kk: u32) -> f32 {
   return a[base + select(r * params.lda + kk, kk * params.lda + r, TRANS_A)];
 }
 
+/** Row r of A's 4 steps of K from kk times the 4 x 4 block b0..b3 of B (rows kk.., 4 columns). */
+fn nn_step(base: u32, r: u32, kk: u32, b0: vec4<f32>, b1: vec4<f32>, b2: vec4<f32>, b3: vec4<f32>) -> vec4<f32> {
+  return a_at(base, r, kk) * b0 + a_at(base, r, kk + 1u) * b1 + a_at(base, r, kk + 2u) * b2 + a_at(base, r, kk + 3u) * b3;
+}
+
 // skinny_nn's output view (vec4); skinny_nt binds the same slot as scalars (c_nt below).
 @group(0) @binding(4) var<storage, read_write> c4: array<vec4<f32>>;
 
@@ -42,7 +51,7 @@ fn skinny_nn(@builtin(global_invocation_id) gid: vec3<u32>) {
   let base_a = gid.z * params.stride_a;
   let base_b4 = gid.z * params.stride_b / 4u;
   let ldb4 = params.ldb / 4u;
-  // A fixed trip count over ROWS keeps acc in registers; rows >= m are never read or written.
+  // Rows >= m are never read or written.
   var acc: array<vec4<f32>, ROWS>;
   var kk = 0u;
   for (; kk + 4u <= params.k; kk += 4u) {
@@ -51,17 +60,25 @@ fn skinny_nn(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b1 = b4[row_b + ldb4];
     let b2 = b4[row_b + 2u * ldb4];
     let b3 = b4[row_b + 3u * ldb4];
-    for (var r = 0u; r < ROWS; r++) {
-      if (r < params.m) {
-        acc[r] += a_at(base_a, r, kk) * b0 + a_at(base_a, r, kk + 1u) * b1 + a_at(base_a, r, kk + 2u) * b2 + a_at(base_a, r, kk + 3u) * b3;
-      }
-    }
+    if (0u < params.m) { acc[0] += nn_step(base_a, 0u, kk, b0, b1, b2, b3); }
+    if (1u < params.m) { acc[1] += nn_step(base_a, 1u, kk, b0, b1, b2, b3); }
+    if (2u < params.m) { acc[2] += nn_step(base_a, 2u, kk, b0, b1, b2, b3); }
+    if (3u < params.m) { acc[3] += nn_step(base_a, 3u, kk, b0, b1, b2, b3); }
+    if (4u < params.m) { acc[4] += nn_step(base_a, 4u, kk, b0, b1, b2, b3); }
+    if (5u < params.m) { acc[5] += nn_step(base_a, 5u, kk, b0, b1, b2, b3); }
+    if (6u < params.m) { acc[6] += nn_step(base_a, 6u, kk, b0, b1, b2, b3); }
+    if (7u < params.m) { acc[7] += nn_step(base_a, 7u, kk, b0, b1, b2, b3); }
   }
   for (; kk < params.k; kk++) {
     let bk = b4[base_b4 + kk * ldb4 + q];
-    for (var r = 0u; r < ROWS; r++) {
-      if (r < params.m) { acc[r] += a_at(base_a, r, kk) * bk; }
-    }
+    if (0u < params.m) { acc[0] += a_at(base_a, 0u, kk) * bk; }
+    if (1u < params.m) { acc[1] += a_at(base_a, 1u, kk) * bk; }
+    if (2u < params.m) { acc[2] += a_at(base_a, 2u, kk) * bk; }
+    if (3u < params.m) { acc[3] += a_at(base_a, 3u, kk) * bk; }
+    if (4u < params.m) { acc[4] += a_at(base_a, 4u, kk) * bk; }
+    if (5u < params.m) { acc[5] += a_at(base_a, 5u, kk) * bk; }
+    if (6u < params.m) { acc[6] += a_at(base_a, 6u, kk) * bk; }
+    if (7u < params.m) { acc[7] += a_at(base_a, 7u, kk) * bk; }
   }
   let base_c4 = gid.z * params.stride_c / 4u;
   let ldc4 = params.ldc / 4u;
@@ -80,29 +97,58 @@ fn skinny_nn(@builtin(global_invocation_id) gid: vec3<u32>) {
 @group(0) @binding(1) var<storage, read> a4: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> c_nt: array<f32>;
 
+/**
+ * A row's vec4 of A (4 steps of K, at slot a_slot) times 4 columns' vec4s along the same steps:
+ * the 4 columns' partial dot products. Step t of the columns is (c0[t], c1[t], c2[t], c3[t]),
+ * a transpose in registers (free on a CPU adapter, where a vec4 is 4 scalars).
+ */
+fn nt_step(a_slot: u32, c0: vec4<f32>, c1: vec4<f32>, c2: vec4<f32>, c3: vec4<f32>) -> vec4<f32> {
+  let av = a4[a_slot];
+  return av.x * vec4<f32>(c0.x, c1.x, c2.x, c3.x) + av.y * vec4<f32>(c0.y, c1.y, c2.y, c3.y) +
+         av.z * vec4<f32>(c0.z, c1.z, c2.z, c3.z) + av.w * vec4<f32>(c0.w, c1.w, c2.w, c3.w);
+}
+
 @compute @workgroup_size(WG)
 fn skinny_nt(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let col = gid.x;
-  if (col >= params.n) { return; }
+  // Columns 4 q .. 4 q + 3 (past N: column N - 1 again, not stored).
+  let col0 = 4u * gid.x;
+  if (col0 >= params.n) { return; }
   let k4 = params.k / 4u;
   let lda4 = params.lda / 4u;
+  let ldb4 = params.ldb / 4u;
   let base_a4 = gid.z * params.stride_a / 4u;
-  let row_b4 = gid.z * params.stride_b / 4u + col * (params.ldb / 4u);
+  let base_b4 = gid.z * params.stride_b / 4u;
+  let last = params.n - 1u;
+  let row0 = base_b4 + col0 * ldb4;
+  let row1 = base_b4 + min(col0 + 1u, last) * ldb4;
+  let row2 = base_b4 + min(col0 + 2u, last) * ldb4;
+  let row3 = base_b4 + min(col0 + 3u, last) * ldb4;
+  // acc[r]: row r's 4 columns.
   var acc: array<vec4<f32>, ROWS>;
   for (var kq = 0u; kq < k4; kq++) {
-    let bv = b4[row_b4 + kq];
-    for (var r = 0u; r < ROWS; r++) {
-      if (r < params.m) { acc[r] += a4[base_a4 + r * lda4 + kq] * bv; }
-    }
+    let c0 = b4[row0 + kq];
+    let c1 = b4[row1 + kq];
+    let c2 = b4[row2 + kq];
+    let c3 = b4[row3 + kq];
+    if (0u < params.m) { acc[0] += nt_step(base_a4 + 0u * lda4 + kq, c0, c1, c2, c3); }
+    if (1u < params.m) { acc[1] += nt_step(base_a4 + 1u * lda4 + kq, c0, c1, c2, c3); }
+    if (2u < params.m) { acc[2] += nt_step(base_a4 + 2u * lda4 + kq, c0, c1, c2, c3); }
+    if (3u < params.m) { acc[3] += nt_step(base_a4 + 3u * lda4 + kq, c0, c1, c2, c3); }
+    if (4u < params.m) { acc[4] += nt_step(base_a4 + 4u * lda4 + kq, c0, c1, c2, c3); }
+    if (5u < params.m) { acc[5] += nt_step(base_a4 + 5u * lda4 + kq, c0, c1, c2, c3); }
+    if (6u < params.m) { acc[6] += nt_step(base_a4 + 6u * lda4 + kq, c0, c1, c2, c3); }
+    if (7u < params.m) { acc[7] += nt_step(base_a4 + 7u * lda4 + kq, c0, c1, c2, c3); }
   }
   let base_c = gid.z * params.stride_c;
   for (var r = 0u; r < ROWS; r++) {
     if (r >= params.m) { break; }
-    let index = base_c + r * params.ldc + col;
-    // The four lanes added in a fixed order.
-    var v = params.alpha * ((acc[r].x + acc[r].y) + (acc[r].z + acc[r].w));
-    if (params.read_c == 1u) { v += params.beta * c_nt[index]; }
-    if (params.has_bias == 1u) { v += bias[col]; }
-    c_nt[index] = v;
+    for (var j = 0u; j < min(4u, params.n - col0); j++) {
+      let col = col0 + j;
+      let index = base_c + r * params.ldc + col;
+      var v = params.alpha * acc[r][j];
+      if (params.read_c == 1u) { v += params.beta * c_nt[index]; }
+      if (params.has_bias == 1u) { v += bias[col]; }
+      c_nt[index] = v;
+    }
   }
 }

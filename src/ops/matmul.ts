@@ -355,7 +355,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   let x: number;
   let y = 1;
   if (kernel === 'skinny_nn' || kernel === 'skinny_nt') {
-    x = skinnyGroups(kernel, s.n);
+    x = skinnyGroups(s.n);
   } else if (kernel === 'outer_tn' || kernel === 'blocked') {
     [x, y] = kernel === 'outer_tn' ? outerGrid(s.m, s.n) : blockedGrid(s.m, s.n);
     if (y > maxGroups) throw new RangeError(`m = ${s.m} needs ${y} row blocks, more than ${maxGroups} per dispatch`);

@@ -43,7 +43,7 @@ export function skinnySpec(kernel: SkinnyKernel, transA: boolean, bindings: Kern
   return spec;
 }
 
-/** Workgroups along x: a thread per 4 columns (nn) or per column (nt). */
-export function skinnyGroups(kernel: SkinnyKernel, n: number): number {
-  return Math.ceil((kernel === 'skinny_nn' ? n / 4 : n) / WG);
+/** Workgroups along x: a thread per 4 columns. */
+export function skinnyGroups(n: number): number {
+  return Math.ceil(n / 4 / WG);
 }
