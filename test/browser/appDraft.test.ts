@@ -43,9 +43,12 @@ describe('the builder draft', () => {
     });
     const row = (id: string) => page.locator(`[data-testid=tryit-row][data-criterion="${id}"]`).getByTestId('tryit-verdict');
     await page.getByTestId('tryit-response').fill('THE SEA IS WIDE');
-    await expect.poll(() => row('no_caps_shouting').textContent(), { timeout: 20_000 }).toBe('✗ detected: costs reward');
+    // The row first (a busy machine can take a while to render it; textContent alone would wait
+    // only the default 30 s), then its verdict.
+    await row('no_caps_shouting').waitFor({ timeout: 120_000 });
+    await expect.poll(() => row('no_caps_shouting').textContent(), { timeout: 60_000 }).toBe('✗ detected: costs reward');
     await page.getByTestId('tryit-response').fill('The sea is wide.');
-    await expect.poll(() => row('no_caps_shouting').textContent(), { timeout: 20_000 }).toBe('✓ not detected');
+    await expect.poll(() => row('no_caps_shouting').textContent(), { timeout: 60_000 }).toBe('✓ not detected');
     // Edits in the criterion editor and its rule builder (Svelte warns when a prop is mutated).
     const first = page.getByTestId('criterion').first();
     await first.getByTestId('criterion-text').fill('Uses at most 30 words');
