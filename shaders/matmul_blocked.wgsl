@@ -14,10 +14,10 @@
 // loop counter lives in memory (a loop over the rows was 1.3-1.8x slower, a loop over an
 // array of B values 3x). 8 x 8 beat 8 x 4 blocks by 10-20% (fewer loads per multiply-add).
 // On SwiftShader the tiled kernels' staging and barriers cost more than their reuse saves
-// (the reason for matmul_skinny.wgsl and matmul_outer.wgsl too): 1.4-1.8x faster than
-// tiled_vec4 at K = 128, 1.15x at K = 512, behind it from K = 768 (cache misses of the long
-// rows), so src/ops/matmulBlocked.ts takes these on a software adapter for K <= 512; on a GPU
-// the tiled kernels stay. Needs K, N, lda, ldb, ldc (and the batch strides, batch > 1)
+// (the reason for matmul_skinny.wgsl and matmul_outer.wgsl too): one page, interleaved,
+// 1.9-2.1x tiled_vec4 at K = 128, 1.1-1.4x at K = 512, 1.25-1.5x at K = 768-2048, level at
+// K = 3072, so src/ops/matmulBlocked.ts takes these on a software adapter for K <= 2048; on a
+// GPU the tiled kernels stay. Needs K, N, lda, ldb, ldc (and the batch strides, batch > 1)
 // multiples of 4. Rows past M (columns past N) of the last block read row M - 1 (the last
 // column quad) again and store nothing. Float64 twin: src/ops/matmul.reference.ts (matmulRef,
 // matmulFusedRef).
