@@ -34,8 +34,12 @@ afterAll(async () => {
 const criterion = (i: number) => page.getByTestId('criterion').nth(i);
 const tryRow = (id: string) => page.locator(`[data-testid=tryit-row][data-criterion="${id}"]`);
 const reward = () => page.getByTestId('tryit-reward').textContent();
-/** "Try it" scores in a worker a moment after each edit: wait until the table shows the latest edit. */
-const settled = () => page.locator('[data-testid=tryit-table][data-scoring=false]').waitFor({ timeout: 30_000 });
+/**
+ * "Try it" scores in a worker a moment after each edit: wait until the table shows the latest
+ * edit. Generous: the first scoring waits for the worker to start, which a machine busy with
+ * another browser's kernels can hold up past 30 s (seen once in CI).
+ */
+const settled = () => page.locator('[data-testid=tryit-table][data-scoring=false]').waitFor({ timeout: 120_000 });
 
 /** Types into a settings field and commits it (number fields commit on change, i.e. on Tab). */
 async function setSetting(key: string, value: string) {
