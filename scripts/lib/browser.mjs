@@ -31,6 +31,19 @@ export async function chromiumExecutable() {
 }
 
 /**
+ * Removes a Chromium profile folder. Chromium's helper processes (GPU, network) outlive the
+ * browser by a moment and may still write its cache (ENOTEMPTY on rmdir): retry, and never fail
+ * a test over a leftover temp folder.
+ */
+export function removeProfile(profile, log = console.warn) {
+  try {
+    rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 250 });
+  } catch (e) {
+    log(`could not remove the browser profile ${profile}: ${e.message}`);
+  }
+}
+
+/**
  * Launches headless Chromium with a fresh profile and gives its first page. Returns
  * { context, page, pageErrors, close }; `close` stops the browser and removes the profile.
  */
@@ -47,7 +60,7 @@ async function launchChromium({ log, webgpu, calibrate = false }) {
       args: webgpu ? CHROMIUM_FLAGS : CHROMIUM_FLAGS.filter((f) => f !== '--enable-unsafe-webgpu'),
     });
   } catch (err) {
-    rmSync(profile, { recursive: true, force: true });
+    removeProfile(profile);
     throw err;
   }
   const page = context.pages()[0] ?? (await context.newPage());
@@ -67,7 +80,7 @@ async function launchChromium({ log, webgpu, calibrate = false }) {
   if (log) page.on('console', (msg) => log(`[page ${msg.type()}] ${msg.text()}`));
   const close = async () => {
     await context.close().catch(() => {});
-    rmSync(profile, { recursive: true, force: true });
+    removeProfile(profile);
   };
   return { context, page, pageErrors, close };
 }

@@ -23,10 +23,10 @@
 // the last cycle the store is checked once more and (finalResume) the run resumed, and it must
 // commit one more step, and (secondTab) a second tab's Resume of it meanwhile must be refused (its lock).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHROMIUM_FLAGS, chromiumExecutable, repoRoot } from '../lib/browser.mjs';
+import { CHROMIUM_FLAGS, chromiumExecutable, removeProfile, repoRoot } from '../lib/browser.mjs';
 
 export const KILL_METHODS = ['kill', 'crash', 'close'];
 export const KILL_MOMENTS = ['load', 'sampling', 'updating', 'checkpoint', 'commit'];
@@ -416,7 +416,7 @@ export async function runSoak({ schedule, log = () => {}, timeoutScale = 1, fina
   } finally {
     await browser.close();
     await vite.close();
-    rmSync(profile, { recursive: true, force: true });
+    removeProfile(profile, (m) => log(`  ${m}`));
   }
   return totals;
 }
