@@ -55,6 +55,8 @@ async function launchChromium({ log, webgpu, calibrate = false }) {
     context = await chromium.launchPersistentContext(profile, {
       executablePath: await chromiumExecutable(),
       headless: true,
+      // Playwright's default is 30 s; a 2-core machine busy with another browser's shaders took longer.
+      timeout: 180_000,
       // Without --enable-unsafe-webgpu, headless Chromium on Linux has navigator.gpu but no
       // adapter: what many visitors see, so tests use it for the "no WebGPU" path.
       args: webgpu ? CHROMIUM_FLAGS : CHROMIUM_FLAGS.filter((f) => f !== '--enable-unsafe-webgpu'),

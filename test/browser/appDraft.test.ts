@@ -43,17 +43,11 @@ describe('the builder draft', () => {
     });
     const row = (id: string) => page.locator(`[data-testid=tryit-row][data-criterion="${id}"]`).getByTestId('tryit-verdict');
     await page.getByTestId('tryit-response').fill('THE SEA IS WIDE');
-    // The row first, then its verdict. In full clean-clone suites the first scoring has failed to
-    // show rows for 120 s (suspected: the 3 s scoring budget counts the worker's cold start, see
-    // the closing note of session 9); a second edit starts a fresh worker, which then loads warm.
-    try {
-      await row('no_caps_shouting').waitFor({ timeout: 60_000 });
-    } catch {
-      console.warn('appDraft.test: no Try-it row in 60 s; editing the response again');
-      await page.getByTestId('tryit-response').fill('THE SEA IS WIDE ');
-      await page.getByTestId('tryit-response').fill('THE SEA IS WIDE');
-      await row('no_caps_shouting').waitFor({ timeout: 120_000 });
-    }
+    // The row first, then its verdict: the first scoring waits for its worker to load (seconds
+    // on a busy machine); a stopped scoring fails here with the panel's message.
+    const stopped = page.getByTestId('tryit-stopped');
+    await row('no_caps_shouting').or(stopped).first().waitFor({ timeout: 120_000 });
+    if (await stopped.count()) throw new Error(`Try it did not score: ${await stopped.textContent()}`);
     await expect.poll(() => row('no_caps_shouting').textContent(), { timeout: 60_000 }).toBe('✗ detected: costs reward');
     await page.getByTestId('tryit-response').fill('The sea is wide.');
     await expect.poll(() => row('no_caps_shouting').textContent(), { timeout: 60_000 }).toBe('✓ not detected');

@@ -3,10 +3,10 @@
 // responsive while the user types. One request at a time; the page terminates this worker when a
 // request goes stale or runs past its time budget (see tryItScorer.ts).
 import { tryResponse } from './tryIt';
-import type { TryItReply, TryItRequest } from './tryItScorer';
+import type { TryItReply, TryItRequest, TryItWorkerMessage } from './tryItScorer';
 
 // The dedicated-worker scope (the project's types are the page's, where postMessage needs an origin).
-const scope = self as unknown as { onmessage: ((event: MessageEvent<{ seq: number; request: TryItRequest }>) => void) | null; postMessage(message: TryItReply): void };
+const scope = self as unknown as { onmessage: ((event: MessageEvent<{ seq: number; request: TryItRequest }>) => void) | null; postMessage(message: TryItWorkerMessage): void };
 
 scope.onmessage = (event) => {
   const { seq, request: r } = event.data;
@@ -18,3 +18,6 @@ scope.onmessage = (event) => {
   }
   scope.postMessage(reply);
 };
+
+// Loaded: the page starts the scoring budget from here (see tryItScorer.ts).
+scope.postMessage({ ready: true });

@@ -1,6 +1,7 @@
 // "Try it" scoring off the main thread (issue 19): the newest request wins, a stale in-flight
-// request terminates its worker, a request past the time budget is stopped and reported, and the
-// pure scorer shares the trainer's regex work bound when criteria are judged one by one.
+// request terminates its worker, a request past the time budget is stopped and reported (the
+// budget counts from the worker's "ready", never its load time), and the pure scorer shares the
+// trainer's regex work bound when criteria are judged one by one.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { tryResponse } from '../../../src/ui/lib/tryIt';
 import { TryItScorer, type TryItReply, type TryItRequest, type WorkerLike } from '../../../src/ui/lib/tryItScorer';
@@ -20,6 +21,10 @@ class FakeWorker implements WorkerLike {
   }
   terminate(): void {
     this.terminated = true;
+  }
+  /** The worker's module has loaded (what tryIt.worker.ts posts first). */
+  loaded(): void {
+    this.onmessage?.({ data: { ready: true } } as MessageEvent);
   }
   answer(i = this.received.length - 1): void {
     const { seq, request: r } = this.received[i];
@@ -44,11 +49,15 @@ describe('TryItScorer', () => {
   beforeEach(() => {
     vi.useFakeTimers();
     workers = [];
-    scorer = new TryItScorer(() => {
-      const w = new FakeWorker();
-      workers.push(w);
-      return w;
-    }, 3000);
+    scorer = new TryItScorer(
+      () => {
+        const w = new FakeWorker();
+        workers.push(w);
+        return w;
+      },
+      3000,
+      60_000,
+    );
   });
   afterEach(() => {
     scorer.dispose();
@@ -57,6 +66,7 @@ describe('TryItScorer', () => {
 
   it('scores in the worker and reuses it for the next request', async () => {
     const first = scorer.score(request('one two'));
+    workers[0].loaded();
     workers[0].answer();
     const out = await first;
     expect(out?.ok && out.result.rows[0].result?.score).toBe(1);
@@ -70,7 +80,9 @@ describe('TryItScorer', () => {
 
   it('a newer request supersedes one in flight: the busy worker is terminated, the old promise resolves null', async () => {
     const stale = scorer.score(request('a b c d e'));
+    workers[0].loaded();
     const fresh = scorer.score(request('a'));
+    workers[1].loaded();
     expect(workers).toHaveLength(2);
     expect(workers[0].terminated).toBe(true);
     await expect(stale).resolves.toBeNull();
@@ -82,6 +94,7 @@ describe('TryItScorer', () => {
 
   it('stops a request that runs past the time budget, says so, and starts a fresh worker next time', async () => {
     const slow = scorer.score(request('x'));
+    workers[0].loaded();
     vi.advanceTimersByTime(2999);
     expect(workers[0].terminated).toBe(false);
     vi.advanceTimersByTime(1);
@@ -91,6 +104,48 @@ describe('TryItScorer', () => {
     expect(workers[0].terminated).toBe(true);
     const next = scorer.score(request('y'));
     expect(workers).toHaveLength(2);
+    workers[1].loaded();
+    workers[1].answer();
+    expect((await next)?.ok).toBe(true);
+  });
+
+  it("charges the budget from the worker's ready message, not its load time", async () => {
+    const p = scorer.score(request('one two'));
+    expect(workers[0].received).toHaveLength(0); // held until the worker has loaded
+    vi.advanceTimersByTime(20_000); // a cold worker on a busy machine
+    expect(workers[0].terminated).toBe(false);
+    workers[0].loaded();
+    expect(workers[0].received).toHaveLength(1);
+    vi.advanceTimersByTime(2999);
+    workers[0].answer();
+    const out = await p;
+    expect(out?.ok && out.result.rows[0].result?.score).toBe(1);
+  });
+
+  it('a newer request while the worker loads replaces the waiting one and keeps the worker', async () => {
+    const stale = scorer.score(request('a b c d e'));
+    const fresh = scorer.score(request('a'));
+    await expect(stale).resolves.toBeNull();
+    expect(workers).toHaveLength(1);
+    expect(workers[0].terminated).toBe(false);
+    workers[0].loaded();
+    expect(workers[0].received.map((m) => m.request.response)).toEqual(['a']);
+    workers[0].answer();
+    const out = await fresh;
+    expect(out?.ok && out.result.rows[0].result?.score).toBe(1);
+  });
+
+  it('a worker that never loads is stopped after the start-up limit, with its own message', async () => {
+    const p = scorer.score(request('x'));
+    vi.advanceTimersByTime(59_999);
+    expect(workers[0].terminated).toBe(false);
+    vi.advanceTimersByTime(1);
+    const out = await p;
+    expect(!out?.ok && out?.message).toMatch(/scoring worker did not start in 60 s/);
+    expect(workers[0].terminated).toBe(true);
+    const next = scorer.score(request('y'));
+    expect(workers).toHaveLength(2);
+    workers[1].loaded();
     workers[1].answer();
     expect((await next)?.ok).toBe(true);
   });
