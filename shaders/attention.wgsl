@@ -446,7 +446,9 @@ fn backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
 // (backward_dkdv_rows), no workgroup memory and no barriers. On a software adapter a barrier
 // switches every group of SIMD lanes of the workgroup, which cost more than the tiles saved;
 // the rows of a workgroup read the same keys in the same order (one cache line for all).
-// Rows are read as vec4 (DH % 4 == 0; the launcher uses tiles otherwise).
+// Rows are read as vec4 (DH % 4 == 0; the launcher uses tiles otherwise). For DH <= 32 the
+// launcher writes out every `for (var d = 0u; d < DH4; d++)` loop (src/ops/wgslUnroll.ts), so
+// keep that exact form: the private row arrays then live in registers on SwiftShader.
 // The backward's row statistics are [lse (B Hq T) | D (B Hq T)]: the launcher copies lse in,
 // backward_dq_rows writes D_i = dout_i . out_i (no prologue dispatch), backward_dkdv_rows reads both.
 const MAX_DH4: u32 = 32u;
