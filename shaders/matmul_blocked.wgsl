@@ -18,8 +18,9 @@
 // 1.9-2.1x tiled_vec4 at K = 128, 1.1-1.4x at K = 512, 1.25-1.5x at K = 768-2048, level at
 // K = 3072, so src/ops/matmulBlocked.ts takes these on a software adapter for K <= 2048; on a
 // GPU the tiled kernels stay. Needs K, N, lda, ldb, ldc (and the batch strides, batch > 1)
-// multiples of 4. Rows past M (columns past N) of the last block read row M - 1 (the last
-// column quad) again and store nothing. Float64 twin: src/ops/matmul.reference.ts (matmulRef,
+// multiples of 4; blocked_ragged (A.B^T only, no epilogue) lifts that for N, ldc and C's
+// stride. Rows past M (columns past N) of the last block read row M - 1 (the last column quad,
+// or B's row N - 1) again and store nothing. Float64 twin: src/ops/matmul.reference.ts (matmulRef,
 // matmulFusedRef).
 
 const ROWS: u32 = 8u;
@@ -100,22 +101,35 @@ fn step_of(c0: vec4<f32>, c1: vec4<f32>, c2: vec4<f32>, c3: vec4<f32>, t: u32) -
   return vec4<f32>(c0[t], c1[t], c2[t], c3[t]);
 }
 
-/** The same block with B stored [N, K]: the columns of op(B) are B's rows. */
+/**
+ * The same block with B stored [N, K]: the columns of op(B) are B's rows. Columns past N (N
+ * need not be a multiple of 4 here, see blocked_ragged) read B's row N - 1 again.
+ */
 fn accumulate_nt(q: u32, row0: u32, z: u32) -> Block {
   var acc: Block;
   let ldb4 = params.ldb / 4u;
   let base_a4 = z * params.stride_a / 4u;
-  let lo = z * params.stride_b / 4u + 4u * q * ldb4;
-  let hi = z * params.stride_b / 4u + 4u * min(q + 1u, params.n / 4u - 1u) * ldb4;
+  let base_b4 = z * params.stride_b / 4u;
+  let last = params.n - 1u;
+  let col = 4u * q;
+  let hi = 4u * min(q + 1u, (params.n + 3u) / 4u - 1u);
+  let l0 = base_b4 + min(col, last) * ldb4;
+  let l1 = base_b4 + min(col + 1u, last) * ldb4;
+  let l2 = base_b4 + min(col + 2u, last) * ldb4;
+  let l3 = base_b4 + min(col + 3u, last) * ldb4;
+  let h0 = base_b4 + min(hi, last) * ldb4;
+  let h1 = base_b4 + min(hi + 1u, last) * ldb4;
+  let h2 = base_b4 + min(hi + 2u, last) * ldb4;
+  let h3 = base_b4 + min(hi + 3u, last) * ldb4;
   for (var kq = 0u; kq < params.k / 4u; kq++) {
-    let c0 = b4[lo + kq];
-    let c1 = b4[lo + ldb4 + kq];
-    let c2 = b4[lo + 2u * ldb4 + kq];
-    let c3 = b4[lo + 3u * ldb4 + kq];
-    let e0 = b4[hi + kq];
-    let e1 = b4[hi + ldb4 + kq];
-    let e2 = b4[hi + 2u * ldb4 + kq];
-    let e3 = b4[hi + 3u * ldb4 + kq];
+    let c0 = b4[l0 + kq];
+    let c1 = b4[l1 + kq];
+    let c2 = b4[l2 + kq];
+    let c3 = b4[l3 + kq];
+    let e0 = b4[h0 + kq];
+    let e1 = b4[h1 + kq];
+    let e2 = b4[h2 + kq];
+    let e3 = b4[h3 + kq];
     multiply_add(&acc, base_a4, row0, kq,
                  step_of(c0, c1, c2, c3, 0u), step_of(c0, c1, c2, c3, 1u), step_of(c0, c1, c2, c3, 2u), step_of(c0, c1, c2, c3, 3u),
                  step_of(e0, e1, e2, e3, 0u), step_of(e0, e1, e2, e3, 1u), step_of(e0, e1, e2, e3, 2u), step_of(e0, e1, e2, e3, 3u));
@@ -174,5 +188,35 @@ fn blocked_fused(@builtin(global_invocation_id) gid: vec3<u32>) {
     let slot = slot_of(q, row0, r, gid.z);
     store_fused4(slot, finish(acc.lo[r], slot, q));
     if (two) { store_fused4(slot + 1u, finish(acc.hi[r], slot + 1u, q + 1u)); }
+  }
+}
+
+// ---- Ragged variant: A.B^T with N, ldc or C's batch stride not a multiple of 4 (a vocabulary-
+// sized head: logits = X . E^T with N = 259). The same block and loads (B's rows, along K), C
+// stored element by element, columns past N skipped. No epilogue. ----
+
+/** Stores 4 columns col0.. of one row of C (starting at element `row_base`), those below N. */
+fn store_ragged(row_base: u32, col0: u32, acc: vec4<f32>) {
+  for (var t = 0u; t < 4u; t++) {
+    let col = col0 + t;
+    if (col < params.n) {
+      var v = params.alpha * acc[t];
+      if (params.read_c == 1u) { v += params.beta * c[row_base + col]; }
+      if (params.has_bias == 1u) { v += bias[col]; }
+      c[row_base + col] = v;
+    }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn blocked_ragged(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let q = 2u * gid.x;
+  let row0 = gid.y * ROWS;
+  if (q >= (params.n + 3u) / 4u || row0 >= params.m) { return; }
+  let acc = accumulate_nt(q, row0, gid.z);
+  for (var r = 0u; r < min(ROWS, params.m - row0); r++) {
+    let row_base = gid.z * params.stride_c + (row0 + r) * params.ldc;
+    store_ragged(row_base, 4u * q, acc.lo[r]);
+    store_ragged(row_base, 4u * q + 4u, acc.hi[r]);
   }
 }

@@ -16,7 +16,7 @@ import epilogueText from '../../shaders/matmul_epilogue.wgsl?raw';
 import { includeWgsl } from './wgslInclude';
 import { skinnyGroups, skinnyKernel, skinnySpec, type SkinnyKernel } from './matmulSkinny';
 import { outerApplies, outerGrid, outerSpec } from './matmulOuter';
-import { blockedApplies, blockedGrid, blockedSpec } from './matmulBlocked';
+import { blockedApplies, blockedGrid, blockedRaggedApplies, blockedRaggedSpec, blockedSpec } from './matmulBlocked';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
@@ -32,7 +32,7 @@ const SMALL_COLS_TRANS_B = 8;
 const SMALL_COLS = 16;
 const SUM_COLS = 32;
 
-export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m' | 'outer_tn' | 'blocked' | SkinnyKernel;
+export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m' | 'outer_tn' | 'blocked' | 'blocked_ragged' | SkinnyKernel;
 
 /** What a product does with its result before storing it (see shaders/matmul.wgsl). */
 export type MatmulEpilogue = 'none' | 'residual' | 'gelu' | 'gelu_backward';
@@ -261,6 +261,7 @@ export function matmulKernel(s: ResolvedMatmulShape, software = false): MatmulKe
   if (skinny) return skinny;
   if (s.path === 'auto' && outerApplies(s, software)) return 'outer_tn';
   if (s.path === 'auto' && s.m > SMALL_M_MAX && blockedApplies(s, software)) return 'blocked';
+  if (s.path === 'auto' && s.m > SMALL_M_MAX && blockedRaggedApplies(s, software)) return 'blocked_ragged';
   if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX && !s.sumK)) return 'small_m';
   const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
   const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
@@ -348,6 +349,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   let kernel = matmulKernel(s, rt.info.isFallback);
   // The outer-product kernel's vector views: A, B and C; else what a GPU would take.
   if ((kernel === 'outer_tn' || kernel === 'blocked') && ![a, b, c].every(vec4Aligned)) kernel = matmulKernel(s);
+  if (kernel === 'blocked_ragged' && ![a, b].every(vec4Aligned)) kernel = matmulKernel(s);
   if (kernel === 'tiled_vec4' && ![a, b, c, ...(bias ? [bias] : [])].every(vec4Aligned)) kernel = 'tiled';
   // The skinny kernels' vector views: B and C (nn), A and B (nt).
   if (kernel === 'skinny_nn' && ![b, c].every(vec4Aligned)) kernel = 'small_m';
@@ -356,7 +358,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   let y = 1;
   if (kernel === 'skinny_nn' || kernel === 'skinny_nt') {
     x = skinnyGroups(s.n);
-  } else if (kernel === 'outer_tn' || kernel === 'blocked') {
+  } else if (kernel === 'outer_tn' || kernel === 'blocked' || kernel === 'blocked_ragged') {
     [x, y] = kernel === 'outer_tn' ? outerGrid(s.m, s.n) : blockedGrid(s.m, s.n);
     if (y > maxGroups) throw new RangeError(`m = ${s.m} needs ${y} row blocks, more than ${maxGroups} per dispatch`);
   } else if (kernel === 'small_m') {
@@ -376,6 +378,8 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   } else if (kernel === 'blocked') {
     const spec = blockedSpec(s.transB, s.epilogue, EPILOGUE_CODES[s.epilogue], GEMM_BINDINGS);
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, ...(fused ? [fit(ops.extra!, maxBinding)] : [])], x, y, s.batch);
+  } else if (kernel === 'blocked_ragged') {
+    rec.dispatch(rt.pipeline(blockedRaggedSpec(GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);
   } else if (fused && (kernel === 'skinny_nn' || kernel === 'skinny_nt')) {
     // m <= 8: the skinny kernel (no fused variant), then the epilogue over C in a second pass.
     rec.dispatch(rt.pipeline(skinnySpec(kernel, s.transA, GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);

@@ -20,8 +20,10 @@ export const BLOCKED_MAX_K = 2048;
 
 export type BlockedShape = Pick<
   ResolvedMatmulShape,
-  'm' | 'n' | 'k' | 'transA' | 'batch' | 'strideA' | 'strideB' | 'strideC' | 'lda' | 'ldb' | 'ldc' | 'sumK'
+  'm' | 'n' | 'k' | 'transA' | 'transB' | 'batch' | 'strideA' | 'strideB' | 'strideC' | 'lda' | 'ldb' | 'ldc' | 'sumK' | 'epilogue'
 >;
+
+const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
 
 /**
  * Whether the blocked kernels serve this product on this adapter (they also need A, B and C
@@ -29,12 +31,28 @@ export type BlockedShape = Pick<
  * vec4 loads walk a multiple of 4.
  */
 export function blockedApplies(s: BlockedShape, software: boolean): boolean {
-  const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
   const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
   return software && !s.transA && !s.sumK && s.k <= BLOCKED_MAX_K && quad(s.k, s.n, s.lda, s.ldb, s.ldc) && stridesQuad;
 }
 
+/**
+ * Whether blocked_ragged serves it instead: A.Bᵀ with no epilogue whose N, ldc or C batch stride
+ * is not a multiple of 4 (a vocabulary-sized head, N = 259), A and B still vec4-friendly (A, B
+ * bound 16-byte aligned). C is stored element by element.
+ */
+export function blockedRaggedApplies(s: BlockedShape, software: boolean): boolean {
+  const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB);
+  return software && s.transB && !s.transA && !s.sumK && s.epilogue === 'none' && s.k <= BLOCKED_MAX_K && quad(s.k, s.lda, s.ldb) && stridesQuad;
+}
+
 const SPECS = new Map<string, KernelSpec>();
+let raggedSpec: KernelSpec | null = null;
+
+/** The ragged kernel (always A.Bᵀ). */
+export function blockedRaggedSpec(bindings: readonly BindingKind[]): KernelSpec {
+  raggedSpec ??= { name: 'matmul_blocked', code, entryPoint: 'blocked_ragged', bindings: [...bindings], constants: { TRANS_B: 1 } };
+  return raggedSpec;
+}
 
 /** The plain kernel, or with an epilogue the fused one that also binds extra (binding 5). */
 export function blockedSpec(transB: boolean, epilogue: MatmulEpilogue, epilogueCode: number, bindings: readonly BindingKind[]): KernelSpec {
@@ -51,7 +69,7 @@ export function blockedSpec(transB: boolean, epilogue: MatmulEpilogue, epilogueC
   return spec;
 }
 
-/** Workgroups (x over blocks of 8 columns, y over blocks of 8 rows). */
+/** Workgroups (x over blocks of 8 columns, y over blocks of 8 rows); N rounded up to a quad for the ragged kernel. */
 export function blockedGrid(m: number, n: number): [number, number] {
-  return [Math.ceil(n / COLS / WG), Math.ceil(m / ROWS)];
+  return [Math.ceil(Math.ceil(n / 4) / (COLS / 4) / WG), Math.ceil(m / ROWS)];
 }

@@ -290,7 +290,9 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     expectClose(out.dw, dw, tol(2 * tokens), 'dW accumulated');
     const db0 = columnSumRef(dy[0], { rows: tokens, cols: outF });
     expectClose(out.db, columnSumRef(dy[1], { rows: tokens, cols: outF, beta: 1 }, db0), tol(2 * tokens), 'db accumulated');
-    expect(out.kernels).toEqual(['tiled', 'tiled', 'skinny_nn', 'tiled', 'tiled', 'skinny_nn']);
+    // y = x.Wᵀ (N = 7): the ragged blocked kernel on a software adapter; dX (K = 7): tiled.
+    const forward = harness.info.isFallback ? 'blocked_ragged' : 'tiled';
+    expect(out.kernels).toEqual([forward, 'tiled', 'skinny_nn', forward, 'tiled', 'skinny_nn']);
   });
 
   it('rejects bad shapes with a RangeError naming the argument', async () => {
@@ -399,7 +401,8 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
       expect(await check(++seed, { m: 16, n: 8, k: BLOCKED_MAX_K + 4, transB })).toBe('tiled_vec4');
       // K, N or a leading dimension not a multiple of 4: the tiled kernel.
       expect(await check(++seed, { m: 12, n: 8, k: 7, transB })).toBe('tiled');
-      expect(await check(++seed, { m: 12, n: 6, k: 8, transB })).toBe('tiled');
+      // N = 6 with A.Bᵀ: the ragged kernel (next case).
+      expect(await check(++seed, { m: 12, n: 6, k: 8, transB })).toBe(transB && harness.info.isFallback ? 'blocked_ragged' : 'tiled');
       // NaN in op(A)'s row 2 and Inf in op(B)'s column 1 reach only their own row and column of C.
       const shape = { m: 12, n: 8, k: 8, transB };
       const ops = operands(++seed, shape);
@@ -409,6 +412,32 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
       expect(out.kernel).toBe(blocked);
       expectClose(out.c, matmulRef(ops, shape), tol(8), `C of ${JSON.stringify(shape)}`);
     }
+  });
+
+  it('ragged blocked kernel (A.Bᵀ with N, ldc or C\'s batch stride not a multiple of 4, a vocabulary head): N tails, alpha/beta/bias, batches, NaN; with an epilogue or ragged K, the tiled kernel', async () => {
+    const ragged = harness.info.isFallback ? 'blocked_ragged' : 'tiled';
+    let seed = 1700;
+    // N = 1, 3, 5 (the last pair of quads part full), 37, and a head-like 259 x 128.
+    for (const n of [1, 3, 5, 37]) expect(await check(++seed, { m: 17, n, k: 12, transB: true })).toBe(ragged);
+    expect(await check(++seed, { m: 24, n: 259, k: 128, transB: true })).toBe(ragged);
+    expect(await check(++seed, { m: 10, n: 13, k: 8, transB: true, alpha: -0.5, beta: 1.5 }, { withC: true, bias: true })).toBe(ragged);
+    // N a multiple of 4 but ldc not: ragged too.
+    expect(await check(++seed, { m: 9, n: 8, k: 8, transB: true, ldc: 11 }, { bias: true })).toBe(ragged);
+    // Batches with an odd C stride, and a shared B.
+    expect(await check(++seed, { m: 11, n: 7, k: 12, transB: true, batch: 3, alpha: 0.5, beta: 1 }, { withC: true })).toBe(ragged);
+    expect(await check(++seed, { m: 12, n: 5, k: 8, transB: true, batch: 2, strideB: 0 })).toBe(ragged);
+    // Forced tiled still tiled; A.B with odd N, an epilogue, or K not a multiple of 4: tiled.
+    expect(await check(++seed, { m: 17, n: 5, k: 12, transB: true, path: 'tiled' })).toBe('tiled');
+    expect(await check(++seed, { m: 17, n: 5, k: 12 })).toBe('tiled');
+    expect(await check(++seed, { m: 17, n: 5, k: 10, transB: true })).toBe('tiled');
+    // NaN in A's row 2 and Inf in B's row (op(B)'s column) 4 reach only their own row and column.
+    const shape = { m: 12, n: 7, k: 8, transB: true };
+    const ops = operands(++seed, shape);
+    ops.a[2 * 8] = NaN;
+    ops.b[4 * 8] = Infinity;
+    const out = await harness.runModule(CASES, 'matmul', { ...ops, ...shape });
+    expect(out.kernel).toBe(ragged);
+    expectClose(out.c, matmulRef(ops, shape), tol(8), `C of ${JSON.stringify(shape)}`);
   });
 
   it('a linear layer\'s dW and db from one fused dispatch equal the product plus recordColumnSum', async () => {
