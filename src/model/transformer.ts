@@ -16,7 +16,7 @@ import { recordEmbeddingBackward, recordEmbeddingForward } from '../ops/embeddin
 import { recordGeluBackward, recordGeluForward, recordSwigluBackward, recordSwigluForward } from '../ops/activation';
 import { dropoutSeed, type DropoutOptions } from '../ops/dropout';
 import { recordKvCacheWrite } from '../ops/kvCache';
-import { recordMatmul, SMALL_M_MAX } from '../ops/matmul';
+import { recordMatmul } from '../ops/matmul';
 import { recordNormBackward, recordNormForward, type NormForward } from '../ops/norm';
 import { createRopeTable, recordRope, recordRopeBackward, ropePositions, type RopeTable } from '../ops/rope';
 import type { ModelConfig } from './config';
@@ -345,8 +345,8 @@ export class Transformer {
     if (options.hiddenOut) rec.copy(finalNorm.y, options.hiddenOut, m * D * 4);
     buffers.done(hidden, finalNorm.stats);
     const logits = rt.storage(m * c.vocabSize * 4, all ? 'logits' : 'last_logits');
-    const path = rows > SMALL_M_MAX ? 'tiled' : 'auto';
-    recordMatmul(rt, rec, { a: finalNorm.y, b: this.weight(names.head), c: logits }, { m, n: c.vocabSize, k: D, transB: true, path });
+    // The kernel forward's head takes on all `rows`, so these rows match it bit for bit.
+    recordMatmul(rt, rec, { a: finalNorm.y, b: this.weight(names.head), c: logits }, { m, n: c.vocabSize, k: D, transB: true, kernelRows: rows });
     scratch.finish();
     return logits;
   }

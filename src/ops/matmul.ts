@@ -20,6 +20,7 @@ import { blockedApplies, blockedGrid, blockedRaggedApplies, blockedRaggedSpec, b
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
+import { quad } from './vec4Layout';
 
 /** The shader with the matmul kernels' shared uniform block and epilogues pasted in. */
 const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText, 'matmul_epilogue.wgsl': epilogueText });
@@ -128,6 +129,13 @@ export interface MatmulShape {
   /** 'auto' (default) lets matmulKernel choose; 'tiled' and 'small' force one (tests, benchmarks). */
   path?: 'auto' | 'tiled' | 'small';
   /**
+   * Choose the kernel as for a product of this many rows (>= m; default m): some rows of a
+   * larger product then come out bit for bit as that product computes them (each kernel's sum
+   * order does not depend on m, but the kernel choice does). Prefill's head on each row's last
+   * position, against the training forward's head on every position.
+   */
+  kernelRows?: number;
+  /**
    * Default 'none'. 'residual': C = product + extra (a residual stream laid out like C);
    * 'gelu': C = product (the pre-activation) and extra = gelu(C); 'gelu_backward':
    * C = product * gelu'(extra), extra the pre-activation. "product" includes alpha, beta and bias.
@@ -158,6 +166,7 @@ export interface ResolvedMatmulShape {
   ldb: number;
   ldc: number;
   path: 'auto' | 'tiled' | 'small';
+  kernelRows: number;
   epilogue: MatmulEpilogue;
   sumK: 'a' | 'b' | null;
   /** Elements each operand must hold: (batch-1)*stride + (stored rows-1)*ld + stored row length. */
@@ -204,6 +213,8 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
     throw new RangeError(`path must be 'auto', 'tiled' or 'small', got ${String(path)}`);
   }
   if (path === 'small' && m > SMALL_M_MAX) throw new RangeError(`path 'small' needs m <= ${SMALL_M_MAX}, got m = ${m}`);
+  const kernelRows = shape.kernelRows ?? m;
+  if (!Number.isInteger(kernelRows) || kernelRows < m) throw new RangeError(`kernelRows must be an integer >= m = ${m}, got ${kernelRows}`);
   const epilogue = shape.epilogue ?? 'none';
   if (!(epilogue in EPILOGUE_CODES)) throw new RangeError(`epilogue must be 'none', 'residual', 'gelu' or 'gelu_backward', got ${String(epilogue)}`);
   const sumK = shape.sumK ?? null;
@@ -240,7 +251,7 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
   }
   const extent = (stride: number, rows: number, ld: number, cols: number) => (batch - 1) * stride + (rows - 1) * ld + cols;
   return {
-    m, n, k, transA, transB, alpha, beta, batch, strideA, strideB, strideC, lda, ldb, ldc, path, epilogue, sumK,
+    m, n, k, transA, transB, alpha, beta, batch, strideA, strideB, strideC, lda, ldb, ldc, path, kernelRows, epilogue, sumK,
     extentA: extent(strideA, rowsA, lda, colsA),
     extentB: extent(strideB, rowsB, ldb, colsB),
     extentC: extent(strideC, m, ldc, n),
@@ -256,14 +267,15 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
  * (src/ops/matmulBlocked.ts). Otherwise tiled_vec4 when every stored row length, leading
  * dimension and batch stride is a multiple of 4, tiled otherwise.
  */
-export function matmulKernel(s: ResolvedMatmulShape, software = false): MatmulKernel {
+export function matmulKernel(shape: ResolvedMatmulShape, software = false): MatmulKernel {
+  // Chosen as for kernelRows rows: every kernel below serves any m up to that count.
+  const s = shape.kernelRows > shape.m ? { ...shape, m: shape.kernelRows } : shape;
   const skinny = s.path === 'auto' && !s.sumK ? skinnyKernel(s, SMALL_M_MAX) : null;
   if (skinny) return skinny;
   if (s.path === 'auto' && outerApplies(s, software)) return 'outer_tn';
   if (s.path === 'auto' && s.m > SMALL_M_MAX && blockedApplies(s, software)) return 'blocked';
   if (s.path === 'auto' && s.m > SMALL_M_MAX && blockedRaggedApplies(s, software)) return 'blocked_ragged';
   if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX && !s.sumK)) return 'small_m';
-  const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
   const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
   return quad(s.transA ? s.m : s.k, s.transB ? s.k : s.n, s.n, s.lda, s.ldb, s.ldc) && stridesQuad ? 'tiled_vec4' : 'tiled';
 }

@@ -82,7 +82,8 @@ describe.each(['gpt2-tiny', 'llama-tiny'])('generate on %s', (model) => {
 
 describe.each(['gpt2-tiny', 'llama-tiny', 'lora-gpt2-tiny', 'lora-llama-tiny', 'qwen3-tiny'])('prefill on %s', (model) => {
   it('gives the training forward’s logits (last or every position) and keys/values bit for bit', async () => {
-    // 3 padded rows of 7 (21 rows: the tiled head kernel) and one row of 4 (the small-M kernel).
+    // 3 padded rows of 7 (21 rows: the head kernel of 21 rows, blocked_ragged on a software
+    // adapter, tiled on a GPU, for prefill's 3 last rows too) and one row of 4 (the small-M kernel).
     for (const prompts of [PROMPTS, [[4, 1, 6, 2]]]) {
       const r = await harness.runModule(CASES, 'prefillVsForward', { model, prompts });
       expect(r.rows).toBe(prompts.length);
