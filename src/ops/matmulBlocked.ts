@@ -7,6 +7,7 @@ import epilogueText from '../../shaders/matmul_epilogue.wgsl?raw';
 import { includeWgsl } from './wgslInclude';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
 import type { MatmulEpilogue, ResolvedMatmulShape } from './matmul';
+import { quad } from './vec4Layout';
 
 /** The shader with the matmul kernels' uniform block and epilogues pasted in. */
 const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText, 'matmul_epilogue.wgsl': epilogueText });
@@ -22,8 +23,6 @@ export type BlockedShape = Pick<
   ResolvedMatmulShape,
   'm' | 'n' | 'k' | 'transA' | 'transB' | 'batch' | 'strideA' | 'strideB' | 'strideC' | 'lda' | 'ldb' | 'ldc' | 'sumK' | 'epilogue'
 >;
-
-const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
 
 /**
  * Whether the blocked kernels serve this product on this adapter (they also need A, B and C

@@ -6,6 +6,7 @@ import paramsText from '../../shaders/matmul_params.wgsl?raw';
 import { includeWgsl } from './wgslInclude';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
 import type { ResolvedMatmulShape } from './matmul';
+import { quad } from './vec4Layout';
 
 /** The shader with the matmul kernels' shared uniform block pasted in. */
 const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText });
@@ -19,7 +20,6 @@ export type OuterShape = Pick<ResolvedMatmulShape, 'm' | 'n' | 'k' | 'transA' | 
 
 /** Whether the outer-product kernel serves this product on this adapter (it also needs A, B and C bound 16-byte aligned). */
 export function outerApplies(s: OuterShape, software: boolean): boolean {
-  const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
   return software && s.transA && !s.transB && s.batch === 1 && s.epilogue === 'none' && s.k <= OUTER_MAX_K && quad(s.m, s.n, s.lda, s.ldb, s.ldc);
 }
 

@@ -6,6 +6,7 @@ import paramsText from '../../shaders/matmul_params.wgsl?raw';
 import { includeWgsl } from './wgslInclude';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import type { ResolvedMatmulShape } from './matmul';
+import { quad } from './vec4Layout';
 
 /** The shader with the matmul kernels' shared uniform block pasted in. */
 const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText });
@@ -17,8 +18,6 @@ const WG = 16;
 
 /** The shape facts the choice depends on. */
 export type SkinnyShape = Pick<ResolvedMatmulShape, 'm' | 'n' | 'k' | 'transA' | 'transB' | 'batch' | 'strideA' | 'strideB' | 'strideC' | 'lda' | 'ldb' | 'ldc'>;
-
-const quad = (...values: number[]) => values.every((v) => v % 4 === 0);
 
 /**
  * The skinny kernel for a product of at most `maxRows` rows whose layout allows its vector
