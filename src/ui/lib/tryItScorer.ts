@@ -110,6 +110,7 @@ export class TryItScorer {
       });
     }, this.startupMs);
     worker.onmessage = (event: MessageEvent<TryItWorkerMessage>) => {
+      if (this.worker !== worker) return; // a stopped worker's late message
       const message = event.data;
       if ('ready' in message) {
         this.ready = true;
@@ -122,6 +123,7 @@ export class TryItScorer {
     };
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault?.();
+      if (this.worker !== worker) return;
       this.stopWorker();
       this.finish({ ok: false, message: `Could not score this response: the scoring worker failed (${event.message || 'unknown error'}).` });
     };

@@ -82,6 +82,8 @@ describe('TryItScorer', () => {
     const stale = scorer.score(request('a b c d e'));
     workers[0].loaded();
     const fresh = scorer.score(request('a'));
+    workers[0].loaded(); // a late message from the stopped worker does not make the new one ready
+    expect(workers[1].received).toHaveLength(0);
     workers[1].loaded();
     expect(workers).toHaveLength(2);
     expect(workers[0].terminated).toBe(true);
