@@ -237,6 +237,8 @@ const NO_COUNTERS: StepCounters = {
 export interface TrainRequest extends TimingRequest {
   /** Peers whose full train step runs beside ours, step by step (ours, peer 1, ..., ours, ...). */
   peers?: Peer[];
+  /** Run each peer's steps alone after ours instead (a model too large for four copies in one page). */
+  peersOneAtATime?: boolean;
 }
 
 /** A peer's full train step: loss and pre-clip gradient norm of its first timed step, as ours reports. */
@@ -251,46 +253,67 @@ export interface PeerTrainResult extends Omit<TimingResult, 'counters'> {
  * each on its own copy of the weights our model was loaded with, so after the same number of
  * updates every engine's loss and gradient norm should agree with ours.
  */
-async function peerTrainers(model: Transformer, weights: Map<string, Tensor>, batch: PeerBatch, engines: Peer[], hp: PeerTrainConfig, warmup: number) {
+async function peerTrainers(model: Transformer, weights: Map<string, Tensor>, batch: PeerBatch, engines: Peer[], hp: PeerTrainConfig, warmup: number, oneAtATime: boolean) {
   const runners = new Map<Peer, PeerRunner>();
   const errors = new Map<Peer, string>();
-  for (const engine of engines) {
+  const notes = new Map<Peer, string>();
+  const build = async (engine: Peer) => {
     try {
       const runner = await peerRunner(engine, model, weights, batch);
       if (!runner.trainStep) throw new Error(`${engine} has no train step`);
       runners.set(engine, runner);
+      notes.set(engine, runner.notes);
     } catch (err) {
       errors.set(engine, message(err));
     }
-  }
+  };
+  if (!oneAtATime) for (const engine of engines) await build(engine);
   const seconds = new Map<Peer, number[]>(engines.map((e) => [e, []]));
   const first = new Map<Peer, { loss: number; gradNorm: number }>();
+  const stepOne = async (engine: Peer, runner: PeerRunner, i: number) => {
+    try {
+      const r = await runner.trainStep!(hp);
+      if (i < warmup) return;
+      seconds.get(engine)!.push(r.seconds);
+      if (!first.has(engine)) first.set(engine, { loss: r.loss, gradNorm: r.gradNorm });
+    } catch (err) {
+      errors.set(engine, message(err));
+      runner.dispose();
+      runners.delete(engine);
+    }
+  };
   return {
-    /** Step `i` (counting warm-up steps) of every peer still running. */
+    /** Step `i` (counting warm-up steps) of every peer still running (none when oneAtATime). */
     async step(i: number) {
-      for (const [engine, runner] of [...runners]) {
-        try {
-          const r = await runner.trainStep!(hp);
-          if (i < warmup) continue;
-          seconds.get(engine)!.push(r.seconds);
-          if (!first.has(engine)) first.set(engine, { loss: r.loss, gradNorm: r.gradNorm });
-        } catch (err) {
-          errors.set(engine, message(err));
-          runner.dispose();
-          runners.delete(engine);
+      for (const [engine, runner] of [...runners]) await stepOne(engine, runner, i);
+    },
+    /**
+     * oneAtATime: each peer in turn built, stepped `steps` times (warm-up included) and disposed,
+     * after ours. A GPT-2-small-sized page cannot hold three more models with their AdamW moments
+     * (SwiftShader's device was lost when it tried), so there the peers do not interleave with ours.
+     */
+    async runEachAlone(steps: number) {
+      if (!oneAtATime) return;
+      for (const engine of engines) {
+        await build(engine);
+        for (let i = 0; i < steps; i++) {
+          const runner = runners.get(engine);
+          if (runner) await stepOne(engine, runner, i);
         }
+        runners.get(engine)?.dispose();
+        runners.delete(engine);
       }
     },
     /** Every peer's figures (or error); disposes the runners. */
     finish(tokens: number): NonNullable<TrainResult['peers']> {
       const out: NonNullable<TrainResult['peers']> = {};
       for (const engine of engines) {
-        const runner = runners.get(engine);
         const s = seconds.get(engine)!;
         const f = first.get(engine);
-        if (!runner || !f) out[engine] = { engine, error: errors.get(engine) ?? 'no timed step' };
-        else out[engine] = { engine, tokens, seconds: s, medianSeconds: median(s), tokensPerSecond: tokens / median(s), loss: f.loss, gradNorm: f.gradNorm, notes: runner.notes };
-        runner?.dispose();
+        const error = errors.get(engine);
+        if (error !== undefined || !f) out[engine] = { engine, error: error ?? 'no timed step' };
+        else out[engine] = { engine, tokens, seconds: s, medianSeconds: median(s), tokensPerSecond: tokens / median(s), loss: f.loss, gradNorm: f.gradNorm, notes: notes.get(engine) ?? '' };
+        runners.get(engine)?.dispose();
       }
       return out;
     },
@@ -306,7 +329,7 @@ async function train(rt: GpuRuntime, req: TrainRequest): Promise<TrainResult> {
   const trainer = new SftTrainer(rt, model, 0, { learning_rate: 1e-5, lr_scheduler_type: 'constant', warmup_steps: 0 });
   const c = trainer.config;
   const hp: PeerTrainConfig = { learning_rate: c.learning_rate, adam_beta1: c.adam_beta1, adam_beta2: c.adam_beta2, adam_epsilon: c.adam_epsilon, weight_decay: c.weight_decay, max_grad_norm: c.max_grad_norm };
-  const peers = await peerTrainers(model, weights, batch, req.peers ?? [], hp, req.warmup);
+  const peers = await peerTrainers(model, weights, batch, req.peers ?? [], hp, req.warmup, req.peersOneAtATime ?? false);
   let firstCounters: StepCounters | undefined;
   for (let i = 0; i < req.warmup; i++) {
     const before = rt.snapshotCounters();
@@ -333,6 +356,7 @@ async function train(rt: GpuRuntime, req: TrainRequest): Promise<TrainResult> {
     }
     if (r.skipped) skipped++;
   }
+  await peers.runEachAlone(req.warmup + req.steps);
   const tokens = req.batch * req.seqLen;
   const m = median(seconds);
   return {
