@@ -177,13 +177,11 @@ function rowKernelCode(dh: number): string {
  * a new object would hash the whole shader source (~33 KB, ~0.15 ms) on every dispatch recorded,
  * once per layer and token in decode.
  */
-function kernel(entryPoint: string, bindings: BindingKind[], constants: Record<string, number>): KernelSpec {
+function kernel(entryPoint: string, bindings: BindingKind[], constants: Record<string, number>, shader = code): KernelSpec {
   const key = `${entryPoint}|${JSON.stringify(constants)}`;
   let spec = SPECS.get(key);
   if (!spec) {
-    // The row kernels (constant ROW_WG) with their loops over the head dimension written out.
-    const text = 'ROW_WG' in constants ? rowKernelCode(constants.DH) : code;
-    spec = { name: 'attention', code: text, entryPoint, bindings, constants };
+    spec = { name: 'attention', code: shader, entryPoint, bindings, constants };
     SPECS.set(key, spec);
   }
   return spec;
@@ -228,7 +226,7 @@ export function recordAttentionForward(
   const out = rt.storage(rows * headDim * 4, 'attention.out');
   const lse = rt.storage(rows * 4, 'attention.lse');
   if (s.kernels === 'rows') {
-    const spec = kernel('forward_rows', ['uniform', R, R, R, R, W, W], { DH: headDim, ROW_WG: ROW_WORKGROUP });
+    const spec = kernel('forward_rows', ['uniform', R, R, R, R, W, W], { DH: headDim, ROW_WG: ROW_WORKGROUP }, rowKernelCode(headDim));
     const [x, y] = rt.grid(Math.ceil(rows / ROW_WORKGROUP));
     rec.dispatch(rt.pipeline(spec), [rec.uniform(params(s, seqLen, 0, 0, rows)), q, k, v, pad, out, lse], x, y);
   } else {
@@ -266,11 +264,11 @@ export function recordAttentionBackward(
     // stats = [lse (B Hq T) | D (B Hq T)]: lse copied in (no dispatch), D written by the dq
     // kernel, whose 8 storage bindings leave no room for lse and D in separate buffers.
     rec.copy(fwd.lse, stats, rows * 4);
-    const dqSpec = kernel('backward_dq_rows', ['uniform', R, R, R, R, R, R, W, W], constants);
+    const dqSpec = kernel('backward_dq_rows', ['uniform', R, R, R, R, R, R, W, W], constants, rowKernelCode(headDim));
     const [qx, qy] = rt.grid(Math.ceil(rows / ROW_WORKGROUP));
     const uq = rec.uniform(params(fwd, seqLen, 0, 0, rows));
     rec.dispatch(rt.pipeline(dqSpec), [uq, fwd.q, fwd.k, fwd.v, fwd.pad, fwd.out, dout, dq, stats], qx, qy);
-    const dkdvSpec = kernel('backward_dkdv_rows', ['uniform', R, R, R, R, W, R, W, W], constants);
+    const dkdvSpec = kernel('backward_dkdv_rows', ['uniform', R, R, R, R, W, R, W, W], constants, rowKernelCode(headDim));
     const [kx, ky] = rt.grid(Math.ceil(keyRows / ROW_WORKGROUP));
     const uk = rec.uniform(params(fwd, seqLen, 0, 0, keyRows));
     rec.dispatch(rt.pipeline(dkdvSpec), [uk, fwd.q, fwd.k, fwd.v, fwd.pad, stats, dout, dk, dv], kx, ky);
@@ -342,7 +340,7 @@ export function recordAttentionDecode(
   const out = rt.storage(batch * numHeads * headDim * 4, 'attention.decode_out');
   const rows = attentionKernels(shape.kernels, headDim, rt.info.isFallback) === 'rows';
   const spec = rows
-    ? kernel('decode_rows', ['uniform', R, R, R, R, W], { DH: headDim, ROW_WG: ROW_WORKGROUP })
+    ? kernel('decode_rows', ['uniform', R, R, R, R, W], { DH: headDim, ROW_WG: ROW_WORKGROUP }, rowKernelCode(headDim))
     : kernel('decode', ['uniform', R, R, R, R, W], { DH: headDim });
   const [x, y] = rt.grid(rows ? Math.ceil((batch * numHeads) / ROW_WORKGROUP) : batch * numHeads);
   const u = rec.uniform(params({ ...shape, scale }, length, 0, maxSeqLen, 0));

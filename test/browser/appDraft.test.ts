@@ -7,7 +7,7 @@ import type { OpenedPage } from '../../scripts/lib/browser.mjs';
 import { FIRST_VISIT, OPEN_WITH_THE } from '../../src/share/presets';
 import { changedKeys } from '../../src/ui/lib/settingsChanged';
 import { join } from 'node:path';
-import { openApp, setSettingOn, SHOTS } from '../helpers/appPage';
+import { openApp, setSettingOn, SHOTS, tryItScored } from '../helpers/appPage';
 
 let opened: OpenedPage;
 let page: Page;
@@ -43,11 +43,8 @@ describe('the builder draft', () => {
     });
     const row = (id: string) => page.locator(`[data-testid=tryit-row][data-criterion="${id}"]`).getByTestId('tryit-verdict');
     await page.getByTestId('tryit-response').fill('THE SEA IS WIDE');
-    // The row first, then its verdict: the first scoring waits for its worker to load (seconds
-    // on a busy machine); a stopped scoring fails here with the panel's message.
-    const stopped = page.getByTestId('tryit-stopped');
-    await row('no_caps_shouting').or(stopped).first().waitFor({ timeout: 120_000 });
-    if (await stopped.count()) throw new Error(`Try it did not score: ${await stopped.textContent()}`);
+    // The row first, then its verdict.
+    await tryItScored(page, row('no_caps_shouting'));
     await expect.poll(() => row('no_caps_shouting').textContent(), { timeout: 60_000 }).toBe('✗ detected: costs reward');
     await page.getByTestId('tryit-response').fill('The sea is wide.');
     await expect.poll(() => row('no_caps_shouting').textContent(), { timeout: 60_000 }).toBe('✓ not detected');

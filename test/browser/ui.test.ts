@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openHarness, openPage, repoRoot, type Harness, type OpenedPage } from '../../scripts/lib/browser.mjs';
 import { GrpoConfigError, parseGrpoConfig } from '../../src/rl/config';
 import { FIRST_VISIT } from '../../src/share/presets';
+import { tryItScored } from '../helpers/appPage';
 
 const SHOTS = join(repoRoot, 'test-results');
 const PAYLOAD = `<img src=x onerror="window.__pwned=1;alert('img')"><script>window.__pwned=2;alert('script')</script>`;
@@ -34,17 +35,8 @@ afterAll(async () => {
 const criterion = (i: number) => page.getByTestId('criterion').nth(i);
 const tryRow = (id: string) => page.locator(`[data-testid=tryit-row][data-criterion="${id}"]`);
 const reward = () => page.getByTestId('tryit-reward').textContent();
-/**
- * "Try it" scores in a worker a moment after each edit: wait until the table shows the latest
- * edit, or fail with the message the panel shows instead (a stopped or failed scoring). The first
- * scoring waits for its worker to load, which on a busy machine takes seconds.
- */
-async function settled(): Promise<void> {
-  const done = page.locator('[data-testid=tryit-table][data-scoring=false]');
-  const stopped = page.getByTestId('tryit-stopped');
-  await done.or(stopped).first().waitFor({ timeout: 120_000 });
-  if (await stopped.count()) throw new Error(`Try it did not score: ${await stopped.textContent()}`);
-}
+/** "Try it" has scored the latest edit (see tryItScored). */
+const settled = () => tryItScored(page, page.locator('[data-testid=tryit-table][data-scoring=false]'));
 
 /** Types into a settings field and commits it (number fields commit on change, i.e. on Tab). */
 async function setSetting(key: string, value: string) {

@@ -2,7 +2,7 @@
 // train, screenshots going to test-results/.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { openPage, repoRoot, type OpenedPage } from '../../scripts/lib/browser.mjs';
 
 export const SHOTS = join(repoRoot, 'test-results');
@@ -59,6 +59,17 @@ export async function openApp(path = '/', options: { acceptDialogs?: boolean; ca
   // Generous: two Chromium instances on a busy 2-core machine can take a minute to load the app.
   await page.getByTestId('train').waitFor({ timeout: 180_000 });
   return { opened, page };
+}
+
+/**
+ * Waits until "Try it" shows `scored` (a settled table, a row), or fails with the message the
+ * panel shows instead when the scoring was stopped or failed. Generous: the first scoring waits
+ * for its worker to load, which takes seconds on a busy machine.
+ */
+export async function tryItScored(page: Page, scored: Locator): Promise<void> {
+  const stopped = page.getByTestId('tryit-stopped');
+  await scored.or(stopped).first().waitFor({ timeout: 120_000 });
+  if (await stopped.count()) throw new Error(`Try it did not score: ${await stopped.textContent()}`);
 }
 
 /** Types a value into a setting's field and leaves it, as a user would. */
