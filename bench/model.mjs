@@ -32,6 +32,27 @@ const { values } = parseArgs({
   },
 });
 
+/**
+ * Each peer's train steps alone in a fresh page that loads `loadRequest` (the same seeded weights
+ * as ours): a GPT-2-small-sized page cannot hold our trainer and a peer's. Results keyed by peer.
+ */
+async function trainPeersInOwnPages(engines, loadRequest, timing) {
+  const out = {};
+  for (const engine of engines) {
+    let bench;
+    try {
+      bench = await openBench();
+      await bench.call('load', loadRequest);
+      Object.assign(out, await bench.call('trainPeersAlone', { ...timing, peers: [engine] }));
+    } catch (err) {
+      out[engine] = { engine, error: errorText(err) };
+    } finally {
+      await bench?.opened.close();
+    }
+  }
+  return out;
+}
+
 function fail(message) {
   console.error(`bench: ${message}`);
   process.exit(2);
@@ -108,7 +129,7 @@ const errorText = (err) =>
 /**
  * Whether a peer computed what ours did: f32 engines summing in different orders agree to
  * about 1e-6 in the loss and 1e-5 in the gradient norm; 1e-3 leaves room and still catches a
- * wrong result (jax-js under jit at large vocabularies is off by orders of magnitude).
+ * wrong result (jax-js's nn.oneHot at GPT-2's vocabulary was off by orders of magnitude).
  */
 const sameResult = (r) => r.lossDifference <= 1e-3 * Math.max(1, Math.abs(r.loss)) && r.gradNormRelativeDifference <= 1e-3;
 
@@ -122,16 +143,27 @@ async function phase(what, run) {
   }
 }
 
+/** Opens the bench page; `call(fn, ...args)` runs window.modelBench[fn] there. */
+async function openBench() {
+  const opened = await openPage('/bench/model.html');
+  try {
+    const error = await opened.page.evaluate(() => window.modelBenchReady);
+    if (error) throw new Error(error);
+  } catch (err) {
+    await opened.close();
+    throw err;
+  }
+  const call = (fn, ...args) => opened.page.evaluate(([f, a]) => window.modelBench[f](...a), [fn, args]);
+  return { opened, call };
+}
+
 const started = performance.now();
-const opened = await openPage('/bench/model.html');
+const { opened, call } = await openBench();
 const rows = [];
 const results = [];
 try {
-  const error = await opened.page.evaluate(() => window.modelBenchReady);
-  if (error) throw new Error(error);
   const adapter = await opened.page.evaluate(() => window.modelBench.adapter);
   console.log(`adapter: ${adapter.vendor} ${adapter.architecture}${adapter.isFallback ? ' (software)' : ''}; mode: ${values.quick ? 'quick' : 'full'}`);
-  const call = (fn, ...args) => opened.page.evaluate(([f, a]) => window.modelBench[f](...a), [fn, args]);
 
   for (const name of models) {
     const sizes = trainSize ? { ...SIZES[name], train: { ...SIZES[name].train, ...trainSize } } : SIZES[name];
@@ -140,7 +172,8 @@ try {
     const result = { model: label, sizes, peers: {} };
     results.push(result);
     console.log(`\n${label}:`);
-    result.load = await phase('load', () => call('load', { config: name === 'default' ? DEFAULT_CONFIG : GPT2_SMALL, embedded: useEmbedded, seed: 1 }));
+    const loadRequest = { config: name === 'default' ? DEFAULT_CONFIG : GPT2_SMALL, embedded: useEmbedded, seed: 1 };
+    result.load = await phase('load', () => call('load', loadRequest));
     if (result.load.error) continue;
     const c = result.load.config;
     console.log(
@@ -194,11 +227,12 @@ try {
     }
 
     // The peers' full train steps (AdamW with ours' hyperparameters) run beside ours, step by
-    // step; GPT-2 small's one after another, after ours (four such models with their AdamW
-    // moments in one page lost SwiftShader's device).
+    // step. GPT-2 small's run after ours, each in a fresh page with the same seeded weights: beside
+    // our trainer (weights, gradients, moments) SwiftShader lost its device in each peer's step.
     const trainPeers = sizes.peers ? peers : [];
-    const peersOneAtATime = name === 'gpt2-small';
-    const train = (result.train = await phase('ours train step', () => call('train', { ...timing, peers: trainPeers, peersOneAtATime })));
+    const peersInOwnPage = name === 'gpt2-small';
+    const train = (result.train = await phase('ours train step', () => call('train', { ...timing, peers: peersInOwnPage ? [] : trainPeers })));
+    if (!train.error && peersInOwnPage && trainPeers.length) train.peers = await trainPeersInOwnPages(trainPeers, loadRequest, timing);
     row('ours', 'train step', train);
     if (!train.error) {
       const pool = train.memory.pool;

@@ -237,8 +237,6 @@ const NO_COUNTERS: StepCounters = {
 export interface TrainRequest extends TimingRequest {
   /** Peers whose full train step runs beside ours, step by step (ours, peer 1, ..., ours, ...). */
   peers?: Peer[];
-  /** Run each peer's steps alone after ours instead (a model too large for four copies in one page). */
-  peersOneAtATime?: boolean;
 }
 
 /** A peer's full train step: loss and pre-clip gradient norm of its first timed step, as ours reports. */
@@ -253,7 +251,7 @@ export interface PeerTrainResult extends Omit<TimingResult, 'counters'> {
  * each on its own copy of the weights our model was loaded with, so after the same number of
  * updates every engine's loss and gradient norm should agree with ours.
  */
-async function peerTrainers(model: Transformer, weights: Map<string, Tensor>, batch: PeerBatch, engines: Peer[], hp: PeerTrainConfig, warmup: number, oneAtATime: boolean) {
+async function peerTrainers(model: Transformer, weights: Map<string, Tensor>, batch: PeerBatch, engines: Peer[], hp: PeerTrainConfig, warmup: number, oneAtATime = false) {
   const runners = new Map<Peer, PeerRunner>();
   const errors = new Map<Peer, string>();
   const notes = new Map<Peer, string>();
@@ -287,11 +285,7 @@ async function peerTrainers(model: Transformer, weights: Map<string, Tensor>, ba
     async step(i: number) {
       for (const [engine, runner] of [...runners]) await stepOne(engine, runner, i);
     },
-    /**
-     * oneAtATime: each peer in turn built, stepped `steps` times (warm-up included) and disposed,
-     * after ours. A GPT-2-small-sized page cannot hold three more models with their AdamW moments
-     * (SwiftShader's device was lost when it tried), so there the peers do not interleave with ours.
-     */
+    /** oneAtATime: each peer in turn built, stepped `steps` times (warm-up included) and disposed. */
     async runEachAlone(steps: number) {
       if (!oneAtATime) return;
       for (const engine of engines) {
@@ -320,16 +314,21 @@ async function peerTrainers(model: Transformer, weights: Map<string, Tensor>, ba
   };
 }
 
+/** Our SFT trainer for the bench, and the same hyperparameters for the peers. */
+function benchTrainer(rt: GpuRuntime, model: Transformer): { trainer: SftTrainer; hp: PeerTrainConfig } {
+  // A tiny learning rate: the figures are about speed, the weights should stay sane.
+  const trainer = new SftTrainer(rt, model, 0, { learning_rate: 1e-5, lr_scheduler_type: 'constant', warmup_steps: 0 });
+  const c = trainer.config;
+  return { trainer, hp: { learning_rate: c.learning_rate, adam_beta1: c.adam_beta1, adam_beta2: c.adam_beta2, adam_epsilon: c.adam_epsilon, weight_decay: c.weight_decay, max_grad_norm: c.max_grad_norm } };
+}
+
 /** One SFT step per timed step: forward + cross-entropy + backward + clipped AdamW, one submission. */
 async function train(rt: GpuRuntime, req: TrainRequest): Promise<TrainResult> {
   const { model, weights } = current();
   checkLogitsFit(rt, model.config, req.batch * req.seqLen);
   const { examples, peer: batch } = benchBatch(model.config, req);
-  // A tiny learning rate: the figures are about speed, the weights should stay sane.
-  const trainer = new SftTrainer(rt, model, 0, { learning_rate: 1e-5, lr_scheduler_type: 'constant', warmup_steps: 0 });
-  const c = trainer.config;
-  const hp: PeerTrainConfig = { learning_rate: c.learning_rate, adam_beta1: c.adam_beta1, adam_beta2: c.adam_beta2, adam_epsilon: c.adam_epsilon, weight_decay: c.weight_decay, max_grad_norm: c.max_grad_norm };
-  const peers = await peerTrainers(model, weights, batch, req.peers ?? [], hp, req.warmup, req.peersOneAtATime ?? false);
+  const { trainer, hp } = benchTrainer(rt, model);
+  const peers = await peerTrainers(model, weights, batch, req.peers ?? [], hp, req.warmup);
   let firstCounters: StepCounters | undefined;
   for (let i = 0; i < req.warmup; i++) {
     const before = rt.snapshotCounters();
@@ -356,7 +355,6 @@ async function train(rt: GpuRuntime, req: TrainRequest): Promise<TrainResult> {
     }
     if (r.skipped) skipped++;
   }
-  await peers.runEachAlone(req.warmup + req.steps);
   const tokens = req.batch * req.seqLen;
   const m = median(seconds);
   return {
@@ -372,6 +370,21 @@ async function train(rt: GpuRuntime, req: TrainRequest): Promise<TrainResult> {
     memory: { parameterBytes: model.params.bytes, pool: rt.pool.snapshot() },
     ...(req.peers?.length ? { peers: peers.finish(tokens) } : {}),
   };
+}
+
+/**
+ * The peers' full train steps without ours, one peer after another, each stepped warm-up + steps
+ * times from the loaded weights (as ours is in train). For a model too large for our trainer and
+ * a peer's in one page (GPT-2 small: SwiftShader lost its device), bench/model.mjs gives each peer
+ * a fresh page with the same seeded weights.
+ */
+async function trainPeersAlone(rt: GpuRuntime, req: TrainRequest): Promise<NonNullable<TrainResult['peers']>> {
+  const { model, weights } = current();
+  const { peer: batch } = benchBatch(model.config, req);
+  const { hp } = benchTrainer(rt, model);
+  const peers = await peerTrainers(model, weights, batch, req.peers ?? [], hp, req.warmup, true);
+  await peers.runEachAlone(req.warmup + req.steps);
+  return peers.finish(req.batch * req.seqLen);
 }
 
 /**
@@ -538,6 +551,7 @@ declare global {
       load(req: LoadRequest): Promise<LoadResult>;
       unload(): void;
       train(req: TrainRequest): Promise<TrainResult>;
+      trainPeersAlone(req: TrainRequest): Promise<NonNullable<TrainResult['peers']>>;
       forwardBackward(req: CompareRequest): Promise<CompareResult>;
       sample(req: SampleRequest): Promise<SampleResult>;
     };
@@ -552,6 +566,7 @@ window.modelBenchReady = GpuRuntime.create().then(
       load: (req) => load(rt, req),
       unload,
       train: (req) => train(rt, req),
+      trainPeersAlone: (req) => trainPeersAlone(rt, req),
       forwardBackward: (req) => forwardBackward(rt, req),
       sample: (req) => sample(rt, req),
     };

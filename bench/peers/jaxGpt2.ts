@@ -3,18 +3,16 @@
 // Same parameter tensors (the engine's q/k/v split and Conv1D [in, out] layouts), same batch,
 // same loss: the mean next-token cross-entropy over the masked positions.
 //
-// What jax-js 0.1.25 lacks here:
-// - jit cannot compile the gradient of np.take (the token embedding gather): "jit: routine
-//   primitive scatter input is not imm". Under jit the token embedding is therefore a one-hot
-//   matmul, [rows, V] x [V, D], which costs as much as the LM head's forward product; without
-//   jit (eager) np.take and its scatter gradient work.
-// - Under jit on WebGPU the result is wrong once the vocabulary is large. With 1 layer, d 64,
-//   4 tokens: vocab 259 gives the same loss and gradient norm as TensorFlow.js and eager jax-js,
-//   vocab 20000 or 50257 gives loss 0 and gradient norms 45-70x too large. Narrowed down:
-//   jit(valueAndGrad(W => sum(logSoftmax(h · Wᵀ) * oneHot(t, 20000)))) returns 1822.7 where
-//   eager returns -39.6, while jit of logSoftmax's forward alone, and of the one-hot embedding
-//   and the head matmul with their gradients, are right. Eager mode is right at every size.
-//   bench/model.mjs times both modes and flags any result that differs from ours.
+// What jax-js 0.1.25 gets wrong, and how this file steps around it:
+// - nn.oneHot(t, n) slices eye(n), whose kernel indexes the n x n matrix with one int32: past
+//   n = 46,340 (n^2 > 2^31) the index wraps, so oneHot(t, 50257) has 50,256 stray ones (eager
+//   too; GPT-2's loss came out 33,445 instead of 10.9). Under jit the product with a one-hot
+//   was wrong already at n = 20,000. `oneHot` below compares t with arange(n) instead, [rows, n]
+//   elements, and agrees with np.take / takeAlongAxis in both modes at 259, 20,000 and 50,257.
+// - jit cannot differentiate np.take or takeAlongAxis ("jit: routine primitive scatter input is
+//   not imm"): under jit the token embedding is a one-hot matmul, [rows, V] x [V, D], which costs
+//   as much as the LM head's forward product (eager mode uses np.take), and the picked
+//   log-probability is a product with the one-hot in both modes.
 import { blockUntilReady, defaultDevice, init, jit, nn, numpy as np, tree, valueAndGrad, type Array as JaxArray } from '@jax-js/jax';
 import type { ModelConfig } from '../../src/model/config';
 import type { Tensor } from '../../src/model/safetensors';
@@ -63,6 +61,9 @@ export async function jaxGpt2Runner(config: ModelConfig, weights: Map<string, Te
   const mask = np.array(b.mask, { shape: [rows], device: 'webgpu' });
   await blockUntilReady([params, ids, targets, mask]);
 
+  /** [rows, n] float one-hot of integer `t` by comparison (see the top: not nn.oneHot). */
+  const oneHot = (t: JaxArray, n: number) => np.equal(t.reshape([rows, 1]), np.arange(n).reshape([1, n])).astype(np.float32);
+
   // jax-js counts references: every op consumes its arguments, `.ref` keeps one for a later use.
   const lossOf = (p: Params, tokenIds: JaxArray, next: JaxArray, weight: JaxArray): JaxArray => {
     const layerNorm = (x: JaxArray, g: string, bias: string | null) => {
@@ -74,7 +75,7 @@ export async function jaxGpt2Runner(config: ModelConfig, weights: Map<string, Te
       return bias ? y.add(p[bias]) : y;
     };
     // The token table is also the LM head (tied): its first use keeps a reference.
-    const tokenRows = mode === 'jit' ? np.matmul(nn.oneHot(tokenIds, V), p[names.tokens].ref) : np.take(p[names.tokens].ref, tokenIds, 0);
+    const tokenRows = mode === 'jit' ? np.matmul(oneHot(tokenIds, V), p[names.tokens].ref) : np.take(p[names.tokens].ref, tokenIds, 0);
     let x = tokenRows.reshape([B, T, D]).add(p[names.positions!].slice([0, T])).reshape([rows, D]);
     for (const l of names.layers) {
       const h = layerNorm(x.ref, l.norm1, l.norm1Bias);
@@ -88,7 +89,7 @@ export async function jaxGpt2Runner(config: ModelConfig, weights: Map<string, Te
     }
     const hf = layerNorm(x, names.finalNorm, names.finalNormBias);
     const logits = np.matmul(hf, p[names.head].transpose()); // [rows, V]
-    const picked = nn.logSoftmax(logits, -1).mul(nn.oneHot(next, V)).sum(-1);
+    const picked = nn.logSoftmax(logits, -1).mul(oneHot(next, V)).sum(-1);
     return picked.mul(weight).sum().mul(-1 / count);
   };
   const grads = valueAndGrad(lossOf);
