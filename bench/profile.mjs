@@ -5,7 +5,7 @@
 // an unprofiled warm-up. Prints the kernels by total time and writes bench/results/profile.json.
 // A tool for choosing what to optimise; it never asserts a time.
 //
-//   node bench/profile.mjs [--model default|smollm135-quick] [--train-size BxT] [--sample BxPxN] [--grpo] [--top 15] [--out FILE]
+//   node bench/profile.mjs [--model default|gpt2-small|smollm135-quick] [--train-size BxT] [--sample BxPxN] [--grpo] [--top 15] [--out FILE]
 //
 // --grpo adds one GRPO step (bench/grpoStep.ts: 8 completions of 16 tokens, LoRA, micro-batches of 2).
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -29,6 +29,8 @@ const fail = (m) => {
 };
 const MODELS = {
   default: { model_type: 'gpt2', vocab_size: 259, n_embd: 128, n_layer: 4, n_head: 4, n_inner: 512, n_positions: 256, bos_token_id: 256, eos_token_id: 257 },
+  // GPT-2 small's shape (bench/model.mjs's): run it with --train-size 1x8 --sample 1x4x2 on a software adapter.
+  'gpt2-small': { model_type: 'gpt2', vocab_size: 50257, n_embd: 768, n_layer: 12, n_head: 12, n_inner: 3072, n_positions: 1024, bos_token_id: 50256, eos_token_id: 50256 },
   'smollm135-quick': { model_type: 'llama', architectures: ['LlamaForCausalLM'], vocab_size: 4096, hidden_size: 96, intermediate_size: 256, num_hidden_layers: 4, num_attention_heads: 3, num_key_value_heads: 1, max_position_embeddings: 8192, rms_norm_eps: 1e-5, rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu' },
 };
 if (!(values.model in MODELS)) fail(`--model must be one of ${Object.keys(MODELS).join(', ')}, got ${values.model}`);

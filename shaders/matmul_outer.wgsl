@@ -9,8 +9,10 @@
 // On SwiftShader that is 2-2.5x faster than the tiled kernel at K = 64 (a 2 x 32-token step);
 // the advantage fades towards K = 1024, and on a GPU a tiled kernel's reuse wins, so
 // src/ops/matmulOuter.ts takes it only on a software adapter for K <= 512. Needs M, N, lda,
-// ldb, ldc multiples of 4 and batch 1. Float64 twin: src/ops/matmul.reference.ts (matmulRef,
-// matmulFusedRef for the sums).
+// ldb, ldc multiples of 4 and batch 1; outer_tn_ragged (no k-sums) lifts that for M and lda: a
+// tied vocabulary head's dE = dLogits^T X, M = 259 or 50,257, which the tiled kernel took
+// 4.1 s for at GPT-2 small's size (1 x 8 tokens). Float64 twin: src/ops/matmul.reference.ts
+// (matmulRef, matmulFusedRef for the sums).
 
 override SUM_K: u32 = 0u;
 
@@ -62,12 +64,12 @@ fn accumulate(q: u32, q_hi: u32, rq: u32, rq_hi: u32) -> Block {
   return blk;
 }
 
-/** Stores one quarter of the block: rows 4 rq.., column quad q. */
+/** Stores one quarter of the block: rows 4 rq.. (those below M), column quad q. */
 fn store_quarter(q: u32, rq: u32, acc: array<vec4<f32>, 4>) {
   let ldc4 = params.ldc / 4u;
   var bq = vec4<f32>(0.0);
   if (params.has_bias == 1u) { bq = vec4<f32>(bias[4u * q], bias[4u * q + 1u], bias[4u * q + 2u], bias[4u * q + 3u]); }
-  for (var i = 0u; i < 4u; i++) {
+  for (var i = 0u; i < min(4u, params.m - 4u * rq); i++) {
     let slot = (4u * rq + i) * ldc4 + q;
     var v = params.alpha * acc[i];
     if (params.read_c == 1u) { v += params.beta * c4[slot]; }
@@ -84,17 +86,22 @@ fn store_c(q: u32, q_hi: u32, rq: u32, rq_hi: u32, blk: Block) {
   if (q_hi != q) { store_quarter(q_hi, rq_hi, blk.hi_h); }
 }
 
-/** The thread's quads, or false past the matrix: x over pairs of column quads, y over pairs of row quads. */
+/** Row quads of C: the last one part full when M is not a multiple of 4 (outer_tn_ragged). */
+fn row_quads() -> u32 {
+  return (params.m + 3u) / 4u;
+}
+
+/** The thread's quads: x over pairs of column quads, y over pairs of row quads. */
 fn quads(gid: vec3<u32>) -> vec4<u32> {
   let n4 = params.n / 4u;
-  let m4 = params.m / 4u;
+  let m4 = row_quads();
   let q = 2u * gid.x;
   let rq = 2u * gid.y;
   return vec4<u32>(q, min(q + 1u, n4 - 1u), rq, min(rq + 1u, m4 - 1u));
 }
 
 fn inside(gid: vec3<u32>) -> bool {
-  return 2u * gid.x < params.n / 4u && 2u * gid.y < params.m / 4u;
+  return 2u * gid.x < params.n / 4u && 2u * gid.y < row_quads();
 }
 
 @compute @workgroup_size(16)
@@ -147,4 +154,42 @@ fn outer_tn_sum(@builtin(global_invocation_id) gid: vec3<u32>) {
     store_sums(p);
     if (p_hi != p) { store_sums(p_hi); }
   }
+}
+
+// ---- Ragged variant: M or lda not a multiple of 4 (a vocabulary head's dE, M = V). A's rows are
+// read element by element (the threads of a workgroup share them, so these are broadcasts, not
+// gathers), row M - 1 again past M; B and C as above; rows past M store nothing. No k-sums. ----
+
+@group(0) @binding(1) var<storage, read> a: array<f32>;
+
+/** Row quad rq of A's row kk: C's rows 4 rq .. 4 rq + 3, those past M reading row M - 1. */
+fn a_quad(kk: u32, rq: u32) -> vec4<f32> {
+  let base = kk * params.lda;
+  let last = params.m - 1u;
+  let i = 4u * rq;
+  return vec4<f32>(a[base + min(i, last)], a[base + min(i + 1u, last)], a[base + min(i + 2u, last)], a[base + min(i + 3u, last)]);
+}
+
+/** accumulate() with A read through a_quad. */
+fn accumulate_ragged(q: u32, q_hi: u32, rq: u32, rq_hi: u32) -> Block {
+  var blk: Block;
+  let ldb4 = params.ldb / 4u;
+  for (var kk = 0u; kk < params.k; kk++) {
+    let b_l = b4[kk * ldb4 + q];
+    let b_h = b4[kk * ldb4 + q_hi];
+    let a_lo = a_quad(kk, rq);
+    let a_hi = a_quad(kk, rq_hi);
+    add_outer(&blk.lo_l, a_lo, b_l);
+    add_outer(&blk.lo_h, a_lo, b_h);
+    add_outer(&blk.hi_l, a_hi, b_l);
+    add_outer(&blk.hi_h, a_hi, b_h);
+  }
+  return blk;
+}
+
+@compute @workgroup_size(16)
+fn outer_tn_ragged(@builtin(global_invocation_id) gid: vec3<u32>) {
+  if (!inside(gid)) { return; }
+  let t = quads(gid);
+  store_c(t.x, t.y, t.z, t.w, accumulate_ragged(t.x, t.y, t.z, t.w));
 }

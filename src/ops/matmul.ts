@@ -15,7 +15,7 @@ import paramsText from '../../shaders/matmul_params.wgsl?raw';
 import epilogueText from '../../shaders/matmul_epilogue.wgsl?raw';
 import { includeWgsl } from './wgslInclude';
 import { skinnyGroups, skinnyKernel, skinnySpec, type SkinnyKernel } from './matmulSkinny';
-import { outerApplies, outerGrid, outerSpec } from './matmulOuter';
+import { outerApplies, outerGrid, outerRaggedApplies, outerRaggedSpec, outerSpec } from './matmulOuter';
 import { blockedApplies, blockedGrid, blockedRaggedApplies, blockedRaggedSpec, blockedSpec } from './matmulBlocked';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
@@ -33,7 +33,7 @@ const SMALL_COLS_TRANS_B = 8;
 const SMALL_COLS = 16;
 const SUM_COLS = 32;
 
-export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m' | 'outer_tn' | 'blocked' | 'blocked_ragged' | SkinnyKernel;
+export type MatmulKernel = 'tiled' | 'tiled_vec4' | 'small_m' | 'outer_tn' | 'outer_tn_ragged' | 'blocked' | 'blocked_ragged' | SkinnyKernel;
 
 /** What a product does with its result before storing it (see shaders/matmul.wgsl). */
 export type MatmulEpilogue = 'none' | 'residual' | 'gelu' | 'gelu_backward';
@@ -263,7 +263,8 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
  * allows its vector loads and no k-sum is asked for (src/ops/matmulSkinny.ts; an epilogue then
  * follows as a second dispatch), else small_m (unless path says otherwise, or a k-sum is asked
  * for: tiled). On a software adapter, Aᵀ.B may take the outer-product kernel
- * (src/ops/matmulOuter.ts) and A.op(B) with m > 8 the register-blocked one
+ * (src/ops/matmulOuter.ts; its ragged variant for m > 8 not a multiple of 4) and A.op(B) with
+ * m > 8 the register-blocked one
  * (src/ops/matmulBlocked.ts). Otherwise tiled_vec4 when every stored row length, leading
  * dimension and batch stride is a multiple of 4, tiled otherwise.
  */
@@ -273,6 +274,7 @@ export function matmulKernel(shape: ResolvedMatmulShape, software = false): Matm
   const skinny = s.path === 'auto' && !s.sumK ? skinnyKernel(s, SMALL_M_MAX) : null;
   if (skinny) return skinny;
   if (s.path === 'auto' && outerApplies(s, software)) return 'outer_tn';
+  if (s.path === 'auto' && s.m > SMALL_M_MAX && outerRaggedApplies(s, software)) return 'outer_tn_ragged';
   if (s.path === 'auto' && s.m > SMALL_M_MAX && blockedApplies(s, software)) return 'blocked';
   if (s.path === 'auto' && s.m > SMALL_M_MAX && blockedRaggedApplies(s, software)) return 'blocked_ragged';
   if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX && !s.sumK)) return 'small_m';
@@ -362,6 +364,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   // The outer-product kernel's vector views: A, B and C; else what a GPU would take.
   if ((kernel === 'outer_tn' || kernel === 'blocked') && ![a, b, c].every(vec4Aligned)) kernel = matmulKernel(s);
   if (kernel === 'blocked_ragged' && ![a, b].every(vec4Aligned)) kernel = matmulKernel(s);
+  if (kernel === 'outer_tn_ragged' && ![b, c].every(vec4Aligned)) kernel = matmulKernel(s);
   if (kernel === 'tiled_vec4' && ![a, b, c, ...(bias ? [bias] : [])].every(vec4Aligned)) kernel = 'tiled';
   // The skinny kernels' vector views: B and C (nn), A and B (nt).
   if (kernel === 'skinny_nn' && ![b, c].every(vec4Aligned)) kernel = 'small_m';
@@ -370,8 +373,8 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   let y = 1;
   if (kernel === 'skinny_nn' || kernel === 'skinny_nt') {
     x = skinnyGroups(s.n);
-  } else if (kernel === 'outer_tn' || kernel === 'blocked' || kernel === 'blocked_ragged') {
-    [x, y] = kernel === 'outer_tn' ? outerGrid(s.m, s.n) : blockedGrid(s.m, s.n);
+  } else if (kernel === 'outer_tn' || kernel === 'outer_tn_ragged' || kernel === 'blocked' || kernel === 'blocked_ragged') {
+    [x, y] = kernel === 'outer_tn' || kernel === 'outer_tn_ragged' ? outerGrid(s.m, s.n) : blockedGrid(s.m, s.n);
     if (y > maxGroups) throw new RangeError(`m = ${s.m} needs ${y} row blocks, more than ${maxGroups} per dispatch`);
   } else if (kernel === 'small_m') {
     x = Math.ceil(s.n / (s.transB ? SMALL_COLS_TRANS_B : SMALL_COLS));
@@ -387,6 +390,8 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   if (kernel === 'outer_tn') {
     const extra = s.sumK ? [fit(ops.extra!, maxBinding)] : [];
     rec.dispatch(rt.pipeline(outerSpec(s.sumK, GEMM_BINDINGS)), [params, a, b, bias ?? a, c, ...extra], x, y);
+  } else if (kernel === 'outer_tn_ragged') {
+    rec.dispatch(rt.pipeline(outerRaggedSpec(GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y);
   } else if (kernel === 'blocked') {
     const spec = blockedSpec(s.transB, s.epilogue, EPILOGUE_CODES[s.epilogue], GEMM_BINDINGS);
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, ...(fused ? [fit(ops.extra!, maxBinding)] : [])], x, y, s.batch);

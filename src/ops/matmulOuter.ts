@@ -23,7 +23,23 @@ export function outerApplies(s: OuterShape, software: boolean): boolean {
   return software && s.transA && !s.transB && s.batch === 1 && s.epilogue === 'none' && s.k <= OUTER_MAX_K && quad(s.m, s.n, s.lda, s.ldb, s.ldc);
 }
 
+/**
+ * Whether outer_tn_ragged serves it instead: M or lda not a multiple of 4 (a tied vocabulary
+ * head's dE = dLogitsᵀ.X, M = V), A read element by element; N, ldb, ldc still multiples of 4
+ * (B and C bound 16-byte aligned), no k-sums.
+ */
+export function outerRaggedApplies(s: OuterShape & Pick<ResolvedMatmulShape, 'sumK'>, software: boolean): boolean {
+  return software && s.transA && !s.transB && s.batch === 1 && s.epilogue === 'none' && s.sumK === null && s.k <= OUTER_MAX_K && quad(s.n, s.ldb, s.ldc) && !quad(s.m, s.lda);
+}
+
 const SPECS = new Map<string, KernelSpec>();
+let raggedSpec: KernelSpec | null = null;
+
+/** The ragged kernel (no k-sums). */
+export function outerRaggedSpec(bindings: readonly BindingKind[]): KernelSpec {
+  raggedSpec ??= { name: 'matmul_outer', code, entryPoint: 'outer_tn_ragged', bindings: [...bindings] };
+  return raggedSpec;
+}
 
 /** The plain kernel, or with sumK the one that also writes the k-sums into binding 5. */
 export function outerSpec(sumK: 'a' | 'b' | null, bindings: readonly BindingKind[]): KernelSpec {
@@ -38,7 +54,7 @@ export function outerSpec(sumK: 'a' | 'b' | null, bindings: readonly BindingKind
   return spec;
 }
 
-/** Workgroups (x over blocks of 8 columns, y over blocks of 8 rows). */
+/** Workgroups (x over blocks of 8 columns, y over blocks of 8 rows, the last part full for a ragged M). */
 export function outerGrid(m: number, n: number): [number, number] {
   return [Math.ceil(n / 8 / WG), Math.ceil(m / 8)];
 }

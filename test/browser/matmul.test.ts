@@ -379,10 +379,36 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
         expect(await checkFused(++seed, { m: 20, n: 12, k: 33, transA: true, sumK, beta, alpha: 2 }, { withC: beta === 1, extra: beta === 1 })).toBe(outer(true));
       }
     }
-    // K past OUTER_MAX_K, a batch, or M not a multiple of 4: the tiled kernel.
+    // K past OUTER_MAX_K or a batch: the tiled kernel. M not a multiple of 4: the ragged one (next case).
     expect(await check(++seed, { m: 8 + 4, n: 8, k: 600, transA: true })).toBe('tiled_vec4');
     expect(await check(++seed, { m: 12, n: 8, k: 8, transA: true, batch: 2 })).toBe('tiled_vec4');
-    expect(await check(++seed, { m: 10, n: 8, k: 8, transA: true })).toBe('tiled');
+    expect(await check(++seed, { m: 10, n: 8, k: 8, transA: true })).toBe(software ? 'outer_tn_ragged' : 'tiled');
+  });
+
+  it('ragged outer-product kernel (Aᵀ.B with M or lda not a multiple of 4, a tied head\'s dE): M tails, K from 1, alpha/beta/bias, NaN; with k-sums, N ragged or long K, the tiled kernel', async () => {
+    const ragged = harness.info.isFallback ? 'outer_tn_ragged' : 'tiled';
+    let seed = 1550;
+    // M = 9 (a row quad of one row), 13, 14, 15 (every tail of the last quad), 37, and a head-like
+    // dE of 259 x 128 from 64 rows; K = 1 and 7 (no K alignment needed).
+    for (const m of [9, 13, 14, 15, 37]) expect(await check(++seed, { m, n: 16, k: 7, transA: true })).toBe(ragged);
+    expect(await check(++seed, { m: 259, n: 128, k: 64, transA: true, beta: 1 }, { withC: true })).toBe(ragged);
+    expect(await check(++seed, { m: 11, n: 8, k: 1, transA: true })).toBe(ragged);
+    expect(await check(++seed, { m: 21, n: 12, k: 9, transA: true, alpha: -0.5, beta: 1.5 }, { withC: true, bias: true })).toBe(ragged);
+    // M a multiple of 4 but lda not (A's rows unaligned), and ldb / ldc wider than N.
+    expect(await check(++seed, { m: 12, n: 8, k: 5, transA: true, lda: 13, ldb: 12, ldc: 16 })).toBe(ragged);
+    // Forced tiled, a k-sum, N not a multiple of 4, K past OUTER_MAX_K: the tiled kernel.
+    expect(await check(++seed, { m: 13, n: 8, k: 8, transA: true, path: 'tiled' })).toBe('tiled');
+    expect(await checkFused(++seed, { m: 13, n: 8, k: 8, transA: true, sumK: 'b' })).toBe('tiled');
+    expect(await check(++seed, { m: 13, n: 6, k: 8, transA: true })).toBe('tiled');
+    expect(await check(++seed, { m: 13, n: 8, k: 600, transA: true })).toBe('tiled');
+    // NaN in A's row k = 2, column (C's row) 5 and Inf in B's row 3, column 6 reach only their own row and column of C.
+    const shape = { m: 13, n: 8, k: 8, transA: true };
+    const ops = operands(++seed, shape);
+    ops.a[2 * 13 + 5] = NaN;
+    ops.b[3 * 8 + 6] = Infinity;
+    const out = await harness.runModule(CASES, 'matmul', { ...ops, ...shape });
+    expect(out.kernel).toBe(ragged);
+    expectClose(out.c, matmulRef(ops, shape), tol(8), `C of ${JSON.stringify(shape)}`);
   });
 
   it('blocked kernel (A.op(B), M > 8, on a software adapter): row tails, K = 4, both layouts, alpha/beta/bias, leading dimensions, batches, NaN rows; other layouts take the tiled kernel', async () => {
