@@ -1,4 +1,5 @@
-// The AdamW update of one element, shared by adamw.wgsl, adamw_multi.wgsl and adamw_moments.wgsl:
+// The AdamW update of one element (and update4: of four, the same operations component-wise),
+// shared by adamw.wgsl, adamw_multi.wgsl and adamw_moments.wgsl:
 // the launcher (src/ops/adamw.ts, includeWgsl) pastes this text where a shader has the line
 // `// INCLUDE adamw_update.wgsl`, so the three kernels run one arithmetic and give the same bits.
 // torch.optim.AdamW in torch's operation order; adamw.wgsl's header has the formula.
@@ -14,4 +15,20 @@ fn update(p: f32, grad: f32, m0: f32, v0: f32, decay: f32) -> vec3<f32> {
   let v = params.beta2 * v0 + params.one_minus_beta2 * g * g;
   let denom = sqrt(v) / params.bias_correction2_sqrt + params.eps;
   return vec3<f32>(p * decay - params.step_size * (m / denom), m, v);
+}
+
+// update() on four elements at once, the same operations in the same order on each component
+// (adamw.wgsl's adamw_step4): returns the new params, exp_avg and exp_avg_sq.
+struct Update4 {
+  p: vec4<f32>,
+  m: vec4<f32>,
+  v: vec4<f32>,
+}
+
+fn update4(p: vec4<f32>, grad: vec4<f32>, m0: vec4<f32>, v0: vec4<f32>, decay: f32) -> Update4 {
+  let g = grad * bitcast<f32>(step_state[1]);
+  let m = params.beta1 * m0 + params.one_minus_beta1 * g;
+  let v = params.beta2 * v0 + params.one_minus_beta2 * g * g;
+  let denom = sqrt(v) / params.bias_correction2_sqrt + params.eps;
+  return Update4(p * decay - params.step_size * (m / denom), m, v);
 }

@@ -276,6 +276,15 @@ describe('optimizer step (grad norm + AdamW) vs float64 twin', () => {
     expect(shared.v).toEqual(out.v);
   });
 
+  it('a software adapter takes the vec4 kernels for tensors of a multiple of 4 values (same bits: the cases above), a GPU the scalar ones', async () => {
+    for (const sharedMoments of [false, true]) {
+      const { software, entryPoints } = await harness.runModule(CASES, 'loneTensorKernels', { sizes: SIZES, sharedMoments });
+      // SIZES: 1, 3, 1000, 70000 values.
+      const vec4 = (scalar: string) => (software ? [scalar, scalar, `${scalar}4`, `${scalar}4`] : Array(4).fill(scalar));
+      expect(entryPoints, `sharedMoments ${sharedMoments}`).toEqual([...vec4('partial_sums'), 'sums_finish', ...vec4('adamw_step')]);
+    }
+  });
+
   it('rejects bad calls with a RangeError naming the argument, recording nothing', async () => {
     const { errors, dispatches } = await harness.runModule(CASES, 'badCalls', null);
     expect(dispatches).toBe(0);

@@ -173,3 +173,32 @@ export async function badCalls(rt: GpuRuntime) {
   rt.release(small, p, m, v, g, state);
   return { errors, dispatches };
 }
+
+/**
+ * The entry points one optimizer step over tensors of `sizes` values dispatches, one tensor a
+ * dispatch (captured: nothing compiled or run); `sharedMoments` as ParameterStore keeps them.
+ */
+export function loneTensorKernels(rt: GpuRuntime, input: { sizes: number[]; sharedMoments: boolean }) {
+  const owned: GPUBuffer[] = [];
+  const buffer = (bytes: number) => {
+    const b = rt.storage(bytes);
+    owned.push(b);
+    return b;
+  };
+  const layout = sharedMomentsLayout(input.sizes, rt.device.limits.minStorageBufferOffsetAlignment);
+  const moments = buffer(layout.byteLength);
+  const tensors = input.sizes.map((count, k) => ({
+    param: buffer(count * 4),
+    grad: buffer(count * 4),
+    m: input.sharedMoments ? { buffer: moments, offset: layout.m[k], size: count * 4 } : buffer(count * 4),
+    v: input.sharedMoments ? { buffer: moments, offset: layout.v[k], size: count * 4 } : buffer(count * 4),
+    count,
+  }));
+  const captured = rt.captureDispatches(() => {
+    const rec = rt.recorder('lone-tensor kernels');
+    const out = recordOptimizerStep(rt, rec, tensors, { learning_rate: 1e-3, step: 1, tensorsPerDispatch: 1 });
+    rt.release(out.stepState, out.tensorStats);
+  });
+  rt.release(...owned);
+  return { software: rt.info.isFallback, entryPoints: captured.map((d) => d.spec.entryPoint) };
+}
