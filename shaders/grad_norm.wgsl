@@ -12,6 +12,7 @@
 //                 tensor and reduce to one partial (sum of squares, NaN count, Inf count);
 //                 partial_sums4 is the same pass with the same bits for a tensor of a multiple
 //                 of 4 values bound 16-byte aligned (a software adapter: see there);
+//   partial_sums_flat(4)  the same for many tensors bound as one range, one dispatch;
 //   sums_finish   one workgroup: a thread per tensor sums its partials in order -> tensor_stats,
 //                 then one reduce over the threads -> step_state (one dispatch, few barriers).
 // Entries are loaded as u32 and tested on bits (fast-math compilers may fold x != x away);
@@ -141,6 +142,92 @@ fn partial_sums4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   if (tid == 0u) {
     sum_in_order();
     store_partial(wid.x);
+  }
+}
+
+// partial_sums over several tensors bound as one range (ParameterStore's gradient arena): one
+// dispatch for them all. The host writes per tensor (elements, first element in src, first
+// workgroup of this dispatch, workgroups) in `flat_tensors`, sorted by first workgroup; params.count is the
+// number of tensors and params.base the dispatch's first partial slot. Workgroup w plays
+// workgroup w - first of partial_sums on its tensor, with that tensor's workgroup count as
+// the stride, so the partials are partial_sums' bits.
+@group(0) @binding(3) var<storage, read> flat_tensors: array<vec4<u32>>;
+
+// The tensor workgroup w works on: the last one whose first workgroup is <= w.
+fn tensor_of(w: u32) -> vec4<u32> {
+  var lo = 0u;
+  var hi = params.count - 1u;
+  while (lo < hi) {
+    let mid = (lo + hi + 1u) / 2u;
+    if (flat_tensors[mid].z <= w) { lo = mid; } else { hi = mid - 1u; }
+  }
+  return flat_tensors[lo];
+}
+
+// The dispatch's workgroup number (a 2-D grid past 65535 workgroups), or none past the last.
+fn flat_workgroup(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+  let last = flat_tensors[params.count - 1u];
+  let w = wid.x + wid.y * nwg.x;
+  return select(0xffffffffu, w, w < last.z + last.w);
+}
+
+@compute @workgroup_size(WG)
+fn partial_sums_flat(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                     @builtin(local_invocation_index) tid: u32) {
+  let w = flat_workgroup(wid, nwg);
+  if (w == 0xffffffffu) { return; }
+  let t = tensor_of(w);
+  let stride = t.w * WG;
+  var sum = 0.0;
+  var nan = 0u;
+  var inf = 0u;
+  for (var i = (w - t.z) * WG + tid; i < t.x; i += stride) {
+    let u = src[t.y + i];
+    if (is_nan_bits(u)) {
+      nan += 1u;
+    } else if (is_inf_bits(u)) {
+      inf += 1u;
+    } else {
+      let g = bitcast<f32>(u);
+      sum += g * g;
+    }
+  }
+  reduce(tid, sum, nan, inf);
+  if (tid == 0u) { store_partial(w); }
+}
+
+// partial_sums_flat as partial_sums4 (a software adapter): every tensor's first element a
+// multiple of 4; a tensor whose length is not one reads its last vec4 whole and counts the
+// elements past its end as +0.0, which leaves the sums' bits as they were.
+@compute @workgroup_size(WG / 4u)
+fn partial_sums_flat4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                      @builtin(local_invocation_index) tid: u32) {
+  let w = flat_workgroup(wid, nwg);
+  if (w == 0xffffffffu) { return; }
+  let t = tensor_of(w);
+  let stride4 = t.w * WG / 4u;
+  let first4 = t.y / 4u;
+  var sum = vec4<f32>(0.0);
+  var nan = vec4<u32>(0u);
+  var inf = vec4<u32>(0u);
+  for (var q = (w - t.z) * WG / 4u + tid; q < (t.x + 3u) / 4u; q += stride4) {
+    let inside = vec4<u32>(4u * q) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(t.x);
+    let u = select(vec4<u32>(0u), src4[first4 + q], inside);
+    let mag = u & vec4<u32>(ABS_MASK);
+    nan += select(vec4<u32>(0u), vec4<u32>(1u), mag > vec4<u32>(INF_BITS));
+    inf += select(vec4<u32>(0u), vec4<u32>(1u), mag == vec4<u32>(INF_BITS));
+    let g = select(bitcast<vec4<f32>>(u), vec4<f32>(0.0), mag >= vec4<u32>(INF_BITS));
+    sum += g * g;
+  }
+  for (var c = 0u; c < 4u; c++) {
+    wg_sum[4u * tid + c] = sum[c];
+    wg_a[4u * tid + c] = nan[c];
+    wg_b[4u * tid + c] = inf[c];
+  }
+  workgroupBarrier();
+  if (tid == 0u) {
+    sum_in_order();
+    store_partial(w);
   }
 }
 

@@ -1,7 +1,7 @@
 // A linear layer's three products on top of the matmul kernel, for both weight layouts:
 // 'in_out' (GPT-2 Conv1D, y = x W, W [in, out]) and 'out_in' (Linear, y = x Wᵀ, W [out, in]).
 import type { GpuRuntime } from '../gpu/runtime';
-import type { Recorder } from '../gpu/recorder';
+import type { Binding, Recorder } from '../gpu/recorder';
 import { recordMatmul } from '../ops/matmul';
 import type { WeightLayout } from './weights';
 
@@ -20,8 +20,8 @@ export function linearForward(
   rt: GpuRuntime,
   rec: Recorder,
   x: GPUBuffer,
-  w: GPUBuffer,
-  bias: GPUBuffer | null,
+  w: Binding,
+  bias: Binding | null,
   s: LinearShape,
   residual: GPUBuffer | null = null,
 ): GPUBuffer {
@@ -44,8 +44,8 @@ export function linearForwardGelu(
   rt: GpuRuntime,
   rec: Recorder,
   x: GPUBuffer,
-  w: GPUBuffer,
-  bias: GPUBuffer | null,
+  w: Binding,
+  bias: Binding | null,
   s: LinearShape,
 ): { pre: GPUBuffer; act: GPUBuffer } {
   const pre = rt.storage(s.rows * s.outDim * 4, 'linear.y');
@@ -59,7 +59,7 @@ export function linearForwardGelu(
  * gradient of a linear layer whose input was gelu(pre) (GPT-2's MLP down projection), carried
  * through the GELU. `pre` is [rows, in].
  */
-export function linearBackwardInputGelu(rt: GpuRuntime, rec: Recorder, dy: GPUBuffer, w: GPUBuffer, s: LinearShape, out: GPUBuffer, pre: GPUBuffer): void {
+export function linearBackwardInputGelu(rt: GpuRuntime, rec: Recorder, dy: GPUBuffer, w: Binding, s: LinearShape, out: GPUBuffer, pre: GPUBuffer): void {
   recordMatmul(rt, rec, { a: dy, b: w, c: out, extra: pre }, { m: s.rows, n: s.inDim, k: s.outDim, transB: s.layout === 'in_out', epilogue: 'gelu_backward' });
 }
 
@@ -68,7 +68,7 @@ export function linearBackwardInput(
   rt: GpuRuntime,
   rec: Recorder,
   dy: GPUBuffer,
-  w: GPUBuffer,
+  w: Binding,
   s: LinearShape,
   into?: GPUBuffer,
 ): GPUBuffer {
@@ -78,7 +78,7 @@ export function linearBackwardInput(
 }
 
 /** out [rows, in] = (or +=) dy · (the transpose of the forward map), into the caller's buffer. */
-export function linearBackwardInputInto(rt: GpuRuntime, rec: Recorder, dy: GPUBuffer, w: GPUBuffer, s: LinearShape, out: GPUBuffer, mode: 'write' | 'add'): void {
+export function linearBackwardInputInto(rt: GpuRuntime, rec: Recorder, dy: GPUBuffer, w: Binding, s: LinearShape, out: GPUBuffer, mode: 'write' | 'add'): void {
   recordMatmul(rt, rec, { a: dy, b: w, c: out }, { m: s.rows, n: s.inDim, k: s.outDim, transB: s.layout === 'in_out', beta: mode === 'add' ? 1 : 0 });
 }
 
@@ -91,8 +91,8 @@ export function linearBackwardParams(
   rec: Recorder,
   x: GPUBuffer,
   dy: GPUBuffer,
-  dW: GPUBuffer,
-  dBias: GPUBuffer | null,
+  dW: Binding,
+  dBias: Binding | null,
   s: LinearShape,
 ): void {
   if (s.layout === 'in_out') {

@@ -209,7 +209,7 @@ export async function mergedModelFiles(model: Transformer): Promise<MergedModelF
         const w = params.get(name);
         const out = rt.storage(w.count * 4, 'lora.merged');
         buffers.push(out);
-        rec.copy(w.value, out, w.count * 4);
+        rec.copy(w.value.buffer, out, w.count * 4, w.value.offset);
         const b = params.get(o.b).value;
         if (names.layout === 'out_in') {
           recordMatmul(rt, rec, { a: b, b: a, c: out }, { m: o.outDim, n: site.inDim, k: r, alpha: scale, beta: 1 });

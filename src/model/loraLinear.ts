@@ -5,7 +5,7 @@
 //   dA   += dHᵀ · drop(x)                     drop(x) regenerated from the seed, not stored
 //   dx   += drop(dH · A)                      dropout is linear: its backward is itself
 import type { GpuRuntime } from '../gpu/runtime';
-import type { Recorder } from '../gpu/recorder';
+import type { Binding, Recorder } from '../gpu/recorder';
 import { recordDropout, recordDropoutAccumulate, type DropoutOptions } from '../ops/dropout';
 import { recordMatmul } from '../ops/matmul';
 import type { Scratch } from './scratch';
@@ -19,7 +19,7 @@ export interface LoraShape {
 
 export interface LoraBlock {
   /** B_j [outDim, r]. */
-  b: GPUBuffer;
+  b: Binding;
   outDim: number;
 }
 
@@ -32,7 +32,7 @@ export function recordLoraForward(
   rt: GpuRuntime,
   rec: Recorder,
   x: GPUBuffer,
-  a: GPUBuffer,
+  a: Binding,
   blocks: readonly LoraBlock[],
   ys: readonly GPUBuffer[],
   s: LoraShape,
@@ -52,9 +52,9 @@ export function recordLoraForward(
 }
 
 export interface LoraGrads {
-  a: GPUBuffer;
+  a: Binding;
   /** One per block, in block order. */
-  b: readonly GPUBuffer[];
+  b: readonly Binding[];
 }
 
 /**
@@ -67,7 +67,7 @@ export function recordLoraBackward(
   rec: Recorder,
   x: GPUBuffer,
   h: GPUBuffer,
-  a: GPUBuffer,
+  a: Binding,
   blocks: readonly LoraBlock[],
   dys: readonly GPUBuffer[],
   dx: GPUBuffer,

@@ -15,7 +15,7 @@ import { modelLayout, sitesReading, type ModelLayout } from './memoryLayout';
 import { prefillBuffers, samplingBuffers } from './memorySampling';
 import { allocatedBytes, PoolSim, poolBucket, ScratchSim, Tally, type BufferEstimate } from './memorySim';
 import { loraParameterSpecs, type SiteInput } from './loraSites';
-import { parameterSpecs } from './weights';
+import { parameterSpecs, type ParameterSpec } from './weights';
 
 export { modelLayout, poolBucket, type BufferEstimate, type ModelLayout };
 
@@ -272,13 +272,18 @@ function trainableCounts(L: ModelLayout): number[] {
   return specs.map((s) => s.shape.reduce((a, b) => a * b, 1));
 }
 
-/** recordOptimizerStep: grad-norm scratch and stats (AdamW itself allocates nothing). */
+/** recordOptimizerStep: grad-norm scratch and stats, and the flat kernels' tables. */
 function optimizerBuffers(t: Tally, counts: number[]): void {
   const partials = counts.reduce((s, n) => s + Math.min(256, Math.ceil(n / 2048)), 0);
   t.add('grad-norm partials', partials * 12);
   t.add('grad-norm offsets', (counts.length + 1) * 4);
   t.add('grad-norm tensor stats', counts.length * 8);
   t.add('step state', 16);
+  // The flat kernels' tables (ParameterStore's arenas: one run of all the tensors).
+  if (counts.length > 1) {
+    t.add('grad-norm flat tensors', counts.length * 16);
+    t.add('AdamW flat tensors', counts.length * 32);
+  }
 }
 
 /**
@@ -305,24 +310,25 @@ function parameterBuffers(L: ModelLayout): { weights: Tally; gradients: Tally; o
   const gradients = new Tally();
   const optimizer = new Tally();
   const frozen = L.sites.length > 0;
-  // The AdamW moments of every trainable tensor share one buffer, exactly sized (not a pool
-  // bucket): exp_avg and exp_avg_sq each at a 256-byte-aligned offset (sharedMomentsLayout).
-  let moments = 0;
+  // The tensors added together share one values buffer and (when trainable) one gradients
+  // buffer, the AdamW moments of every trainable tensor one more, exactly sized (not pool
+  // buckets): each tensor (exp_avg and exp_avg_sq each) at a 256-byte-aligned offset
+  // (arenaLayout, sharedMomentsLayout), split into more buffers where one would pass the
+  // device's limit. Tallied per tensor, the unit a split cannot cut, so the largest-buffer
+  // check sees what no split can avoid.
   const aligned = (bytes: number) => Math.ceil(bytes / 256) * 256;
-  for (const spec of parameterSpecs(L.c)) {
-    const bytes = spec.shape.reduce((a, b) => a * b, 1) * F32;
-    weights.add(spec.name, bytes);
-    if (!frozen) {
-      gradients.add(`${spec.name} grad`, bytes);
+  let moments = 0;
+  const arena = (specs: readonly ParameterSpec[], trainable: boolean) => {
+    for (const spec of specs) {
+      const bytes = spec.shape.reduce((a, b) => a * b, 1) * F32;
+      weights.buffers.push({ label: spec.name, bytes, allocated: aligned(bytes) });
+      if (!trainable) continue;
+      gradients.buffers.push({ label: `${spec.name} grad`, bytes, allocated: aligned(bytes) });
       moments += 2 * aligned(bytes);
     }
-  }
-  for (const spec of loraParameterSpecs(L.sites, L.r)) {
-    const bytes = spec.shape.reduce((a, b) => a * b, 1) * F32;
-    weights.add(spec.name, bytes);
-    gradients.add(`${spec.name} grad`, bytes);
-    moments += 2 * aligned(bytes);
-  }
+  };
+  arena(parameterSpecs(L.c), !frozen);
+  arena(loraParameterSpecs(L.sites, L.r), true);
   if (moments > 0) optimizer.buffers.push({ label: 'AdamW moments (exp_avg, exp_avg_sq)', bytes: moments, allocated: moments });
   return { weights, gradients, optimizer };
 }
@@ -526,19 +532,20 @@ export function estimateTrainingBytes(shape: TrainingShape): MemoryEstimate {
   if (L.llama) model.add('RoPE table', c.maxPositions * c.headDim * F32);
   const reference = new Tally();
   if ((shape.beta !== 0 || shape.distillation?.frozen) && L.sites.length === 0) {
-    for (const b of [...params.weights.buffers, ...params.gradients.buffers]) reference.add(`reference ${b.label}`, b.bytes);
+    // Parameter tensors keep their arena sizes (exact, not pool buckets).
+    for (const b of [...params.weights.buffers, ...params.gradients.buffers]) reference.buffers.push({ ...b, label: `reference ${b.label}` });
     reference.buffers.push(...model.buffers);
   }
   // The ema teacher (src/rl/distill/ema.ts): the policy's weights once more, loaded frozen.
   if (shape.distillation?.ema) {
     const EL = modelLayout(c, null);
-    for (const b of parameterBuffers(EL).weights.buffers) reference.add(`ema teacher ${b.label}`, b.bytes);
+    for (const b of parameterBuffers(EL).weights.buffers) reference.buffers.push({ ...b, label: `ema teacher ${b.label}` });
     if (EL.llama) reference.add('ema teacher RoPE table', c.maxPositions * c.headDim * F32);
   }
   // A separate distillation teacher: its weights only (loaded frozen), counted with the reference.
   if (teacherConfig) {
     const TL = modelLayout(teacherConfig, null);
-    for (const b of parameterBuffers(TL).weights.buffers) reference.add(`distillation teacher ${b.label}`, b.bytes);
+    for (const b of parameterBuffers(TL).weights.buffers) reference.buffers.push({ ...b, label: `distillation teacher ${b.label}` });
     if (TL.llama) reference.add('distillation teacher RoPE table', teacherConfig.maxPositions * teacherConfig.headDim * F32);
   }
   const sampling = samplingBuffers(L, { batch: N, promptTokens: shape.promptTokens, completionTokens: shape.completionTokens });

@@ -1,12 +1,16 @@
-// The model's parameters on the GPU: value and gradient per tensor, each in its own buffer,
-// uploaded once and kept for the model's life; the AdamW moments of all trainable tensors share
-// one buffer (each tensor's exp_avg and exp_avg_sq at aligned offsets), so an AdamW dispatch
-// binds them once and updates twice as many tensors (shaders/adamw_moments.wgsl). A frozen
-// tensor (the base weights under LoRA) keeps only its value: no gradient, no moments, and the
-// optimizer never sees it.
+// The model's parameters on the GPU, uploaded once and kept for the model's life. The tensors
+// added together share buffers ("arenas"): their values are ranges of one buffer, their
+// gradients ranges of another with the same layout, and the AdamW moments of all trainable
+// tensors ranges of a third (each tensor at an offset the device accepts for a binding, so an
+// op binds a tensor as before), up to the device's buffer and binding limits. So the optimizer
+// binds three buffers for any number of tensors: the grad norm's first pass and AdamW are one
+// dispatch each (shaders/grad_norm.wgsl partial_sums_flat, shaders/adamw_flat.wgsl), and
+// zeroing the gradients is one clear. A frozen tensor (the base weights under LoRA) keeps only
+// its value: no gradient, no moments, and the optimizer never sees it.
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import { sharedMomentsLayout, type AdamWTensor } from '../ops/adamw';
+import { arenaLayout } from '../ops/flatTensors';
 import type { ModelConfig } from './config';
 import type { Tensor } from './safetensors';
 import { parameterSpecs, type ParameterSpec } from './weights';
@@ -15,12 +19,20 @@ export interface Parameter {
   name: string;
   shape: number[];
   count: number;
-  value: GPUBuffer;
-  /** Null when the tensor is frozen. */
-  grad: GPUBuffer | null;
+  /** A range of the buffer holding the values of the tensors added with this one. */
+  value: BufferRange;
+  /** Null when the tensor is frozen; else a range of their gradients' buffer, at the value's offset. */
+  grad: BufferRange | null;
   /** AdamW exp_avg and exp_avg_sq, created (zeroed) on the first optimizer step: ranges of a buffer shared with the other tensors' moments. */
   m: Binding | null;
   v: Binding | null;
+}
+
+/** `size` bytes of a buffer from byte `offset`: a tensor in an arena. */
+export interface BufferRange {
+  buffer: GPUBuffer;
+  offset: number;
+  size: number;
 }
 
 /** A binding's buffer and byte offset. */
@@ -32,6 +44,9 @@ export class ParameterStore {
   private readonly byName = new Map<string, Parameter>();
   /** The buffers holding the moments (one per set of tensors given moments together). */
   private momentBuffers: GPUBuffer[] = [];
+  /** The arenas: values, and gradients (absent when frozen), one pair per set of tensors added together. */
+  private valueBuffers: GPUBuffer[] = [];
+  private gradBuffers: GPUBuffer[] = [];
 
   private constructor(
     private readonly rt: GpuRuntime,
@@ -50,34 +65,75 @@ export class ParameterStore {
 
   /** Uploads further tensors (LoRA adapters), trainable unless `frozen`; names must be new. */
   add(specs: readonly ParameterSpec[], tensors: Map<string, Tensor>, options: { frozen?: boolean } = {}): void {
+    const data: Float32Array[] = [];
+    for (const spec of specs) {
+      if (this.byName.has(spec.name)) throw new Error(`the model already has a parameter ${spec.name}`);
+      const t = tensors.get(spec.name);
+      if (!t) throw new Error(`missing tensor ${spec.name}`);
+      const count = spec.shape.reduce((a, b) => a * b, 1);
+      if (t.data.length !== count) throw new Error(`tensor ${spec.name} has ${t.data.length} values, its shape ${JSON.stringify(spec.shape)} needs ${count}`);
+      data.push(t.data);
+    }
     const added: Parameter[] = [];
+    const valueBuffers: GPUBuffer[] = [];
+    const gradBuffers: GPUBuffer[] = [];
     try {
-      for (const spec of specs) {
-        if (this.byName.has(spec.name)) throw new Error(`the model already has a parameter ${spec.name}`);
-        const t = tensors.get(spec.name);
-        if (!t) throw new Error(`missing tensor ${spec.name}`);
-        const count = spec.shape.reduce((a, b) => a * b, 1);
-        if (t.data.length !== count) throw new Error(`tensor ${spec.name} has ${t.data.length} values, its shape ${JSON.stringify(spec.shape)} needs ${count}`);
-        const grad = options.frozen ? null : this.rt.storage(count * 4, `${spec.name}.grad`);
-        added.push({ name: spec.name, shape: spec.shape, count, value: this.rt.upload(t.data, spec.name), grad, m: null, v: null });
+      for (const [start, end] of this.arenaGroups(data.map((d) => d.length))) {
+        const layout = arenaLayout(data.slice(start, end).map((d) => d.length), this.rt.device.limits.minStorageBufferOffsetAlignment);
+        const values = this.rt.persistentStorage(layout.byteLength, 'parameters');
+        valueBuffers.push(values);
+        const grads = options.frozen ? null : this.rt.persistentStorage(layout.byteLength, 'gradients');
+        if (grads) gradBuffers.push(grads);
+        for (let k = start; k < end; k++) {
+          const offset = layout.offsets[k - start];
+          const size = data[k].byteLength;
+          this.rt.device.queue.writeBuffer(values, offset, data[k].buffer, data[k].byteOffset, size);
+          const spec = specs[k];
+          added.push({ name: spec.name, shape: spec.shape, count: data[k].length, value: { buffer: values, offset, size }, grad: grads && { buffer: grads, offset, size }, m: null, v: null });
+        }
       }
     } catch (err) {
-      for (const p of added) this.rt.release(p.value, ...(p.grad ? [p.grad] : []));
+      for (const b of [...valueBuffers, ...gradBuffers]) this.rt.pool.discard(b);
       throw err;
     }
     for (const p of added) {
       this.list.push(p);
       this.byName.set(p.name, p);
     }
+    this.valueBuffers.push(...valueBuffers);
+    this.gradBuffers.push(...gradBuffers);
+  }
+
+  /**
+   * Consecutive tensors [start, end) that share an arena: as many as fit the device's buffer
+   * and binding limits; a tensor past them alone (its ops' own checks then name the limit).
+   */
+  private arenaGroups(counts: readonly number[]): [number, number][] {
+    const limits = this.rt.device.limits;
+    const limit = Math.min(limits.maxBufferSize, limits.maxStorageBufferBindingSize);
+    const align = limits.minStorageBufferOffsetAlignment;
+    const groups: [number, number][] = [];
+    let start = 0;
+    let bytes = 0;
+    counts.forEach((count, k) => {
+      const own = Math.ceil((count * 4) / align) * align;
+      if (k > start && bytes + own > limit) {
+        groups.push([start, k]);
+        start = k;
+        bytes = 0;
+      }
+      bytes += own;
+    });
+    if (counts.length > start) groups.push([start, counts.length]);
+    return groups;
   }
 
   /** Freezes every tensor held now: frees its gradient and AdamW moments (values stay). */
   freeze(): void {
     // Destroyed, not pooled: a 135M model's gradients are 0.5 GB nothing else would reuse.
-    for (const p of this.list) {
-      if (p.grad) this.rt.pool.discard(p.grad);
-      p.grad = p.m = p.v = null;
-    }
+    for (const b of this.gradBuffers) this.rt.pool.discard(b);
+    this.gradBuffers = [];
+    for (const p of this.list) p.grad = p.m = p.v = null;
     for (const b of this.momentBuffers) this.rt.pool.discard(b);
     this.momentBuffers = [];
   }
@@ -109,12 +165,12 @@ export class ParameterStore {
 
   /** GPU bytes held for values, gradients and (once created) AdamW moments. */
   get bytes(): number {
-    const moments = this.momentBuffers.reduce((s, b) => s + b.size, 0);
-    return this.list.reduce((s, p) => s + p.value.size + (p.grad?.size ?? 0), moments);
+    return [...this.valueBuffers, ...this.gradBuffers, ...this.momentBuffers].reduce((s, b) => s + b.size, 0);
   }
 
+  /** Zeroes every gradient: one clear per arena. */
   recordZeroGrads(rec: Recorder): void {
-    for (const p of this.list) if (p.grad) rec.clear(p.grad);
+    for (const b of this.gradBuffers) rec.clear(b);
   }
 
   /** AdamW views of every trainable tensor; the first call creates the (zeroed) moments. */
@@ -190,7 +246,7 @@ export class ParameterStore {
   writeValue(name: string, data: Float32Array): void {
     const p = this.get(name);
     if (data.length !== p.count) throw new Error(`${name} holds ${p.count} values (shape ${JSON.stringify(p.shape)}), got ${data.length}`);
-    this.rt.device.queue.writeBuffer(p.value, 0, data.buffer, data.byteOffset, data.byteLength);
+    this.rt.device.queue.writeBuffer(p.value.buffer, p.value.offset, data.buffer, data.byteOffset, data.byteLength);
   }
 
   /**
@@ -216,8 +272,9 @@ export class ParameterStore {
   destroy(): void {
     // Destroyed, not pooled: weights and moments are model-sized, and a pool holding a closed
     // model's buffers would keep that GPU memory from the next model of another shape.
-    for (const p of this.list) for (const b of [p.value, p.grad]) if (b) this.rt.pool.discard(b);
-    for (const b of this.momentBuffers) this.rt.pool.discard(b);
+    for (const b of [...this.valueBuffers, ...this.gradBuffers, ...this.momentBuffers]) this.rt.pool.discard(b);
+    this.valueBuffers = [];
+    this.gradBuffers = [];
     this.momentBuffers = [];
   }
 }

@@ -25,7 +25,7 @@ import { linearBackwardInput, linearBackwardInputGelu, linearBackwardInputInto, 
 import { LoraAdapters, projectionBias, projectionWeight, type LoraConfig, type LoraSite, type ProjectionRole, type SiteInput } from './lora';
 import { initialLoraTensors } from './loraInit';
 import { recordLoraBackward, recordLoraForward, type LoraBlock, type LoraShape } from './loraLinear';
-import type { ParameterStore } from './parameters';
+import type { BufferRange, ParameterStore } from './parameters';
 import { RecordingScratch, scratchRuntime, type Scratch } from './scratch';
 import { modelNames, type LayerNames, type ModelNames } from './weights';
 
@@ -193,23 +193,23 @@ export class Transformer {
    * The GPU buffer of a parameter's value. A base weight that has an adapter is refused, so
    * code that would multiply by it directly cannot silently skip the adapter: use project().
    */
-  p(name: string): GPUBuffer {
+  p(name: string): BufferRange {
     if (this.adapted.has(name)) {
       throw new Error(`${name} has a LoRA adapter: compute with model.project(...) so the adapter applies (or use model.withoutAdapters() for the base model)`);
     }
     return this.weight(name);
   }
 
-  private weight(name: string): GPUBuffer {
+  private weight(name: string): BufferRange {
     return this.params.get(name).value;
   }
 
   /** A parameter's gradient buffer, or null when it is frozen. */
-  private g(name: string): GPUBuffer | null {
+  private g(name: string): BufferRange | null {
     return this.params.get(name).grad;
   }
 
-  opt(name: string | null, which: 'value' | 'grad'): GPUBuffer | null {
+  opt(name: string | null, which: 'value' | 'grad'): BufferRange | null {
     return name ? (which === 'value' ? this.weight(name) : this.g(name)) : null;
   }
 
@@ -570,7 +570,8 @@ export class Transformer {
       return scratch.adopt(recordNormBackward(this.rt, rec, fwd, dy, { dGamma, ...(dBeta ? { dBeta } : {}) }, residual).dx);
     }
     const grads = recordNormBackward(this.rt, rec, fwd, dy, undefined, residual);
-    const dropped = grads.dBeta ? [grads.dGamma, grads.dBeta] : [grads.dGamma];
+    // Pooled buffers (no accumulators were given).
+    const dropped = (grads.dBeta ? [grads.dGamma, grads.dBeta] : [grads.dGamma]) as GPUBuffer[];
     for (const b of dropped) scratch.adopt(b);
     scratch.done(...dropped);
     return scratch.adopt(grads.dx);

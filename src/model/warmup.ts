@@ -63,7 +63,7 @@ export function modelKernels(model: Transformer, shapes: WarmupShapes): KernelSp
       releaseKvCache(model, cache);
     }
   });
-  if (shapes.train && model.params.trainable.length > 0) specs.push(...optimizerKernels(rt.device.limits, model.params.trainable.length, 'shared', rt.info.isFallback));
+  if (shapes.train && model.params.trainable.length > 0) specs.push(...optimizerKernels(rt.device.limits, model.params.trainable.length, 'arena', rt.info.isFallback));
   return [...new Set(specs)];
 }
 

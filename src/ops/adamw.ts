@@ -5,6 +5,7 @@
 import code from '../../shaders/adamw.wgsl?raw';
 import multiCode from '../../shaders/adamw_multi.wgsl?raw';
 import momentsCode from '../../shaders/adamw_moments.wgsl?raw';
+import flatCode from '../../shaders/adamw_flat.wgsl?raw';
 import updateCode from '../../shaders/adamw_update.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
@@ -13,6 +14,7 @@ import {
   bindingBytes,
   checkTensorBinding,
   checkedGroupSize,
+  flatGradNormKernels,
   gradNormKernels,
   readStepState,
   recordGradNorm,
@@ -24,12 +26,13 @@ import {
 import { bufferOfBinding, expandMultiTensor, tensorGroups } from './multiTensor';
 import { includeWgsl } from './wgslInclude';
 import { quad, quadOffset } from './vec4Layout';
+import { flatBinding, flatRuns, offsetOfBinding, type TensorRange } from './flatTensors';
 
 const WORKGROUP = 256;
 
 /** A kernel's text with the shared AdamW update (shaders/adamw_update.wgsl) pasted in. */
-export function adamwShader(kernel: 'adamw' | 'adamw_multi' | 'adamw_moments'): string {
-  const text = kernel === 'adamw' ? code : kernel === 'adamw_multi' ? multiCode : momentsCode;
+export function adamwShader(kernel: 'adamw' | 'adamw_multi' | 'adamw_moments' | 'adamw_flat'): string {
+  const text = { adamw: code, adamw_multi: multiCode, adamw_moments: momentsCode, adamw_flat: flatCode }[kernel];
   return includeWgsl(text, { 'adamw_update.wgsl': updateCode });
 }
 
@@ -45,6 +48,25 @@ const STEP4: KernelSpec = { ...STEP, entryPoint: 'adamw_step4' };
 /** adamw_step4's threads per workgroup (the shader's WG4) and most workgroups: they stride over the tensor. */
 const STEP4_WORKGROUP = 64;
 const STEP4_MAX_WORKGROUPS = 64;
+
+/**
+ * AdamW over many tensors whose gradients, values and moments lie in one buffer each
+ * (ParameterStore's arenas): one dispatch (shaders/adamw_flat.wgsl), a thread an element on a
+ * GPU, a vec4 an iteration with a few workgroups a tensor on a software adapter.
+ */
+const FLAT: KernelSpec = {
+  name: 'adamw_flat',
+  code: adamwShader('adamw_flat'),
+  entryPoint: 'adamw_flat',
+  bindings: ['uniform', 'read-only-storage', 'read-only-storage', 'read-only-storage', 'storage', 'storage'],
+};
+const FLAT4: KernelSpec = { ...FLAT, entryPoint: 'adamw_flat4' };
+/** adamw_flat4's threads per workgroup (the shader's WG4) and most workgroups a tensor. */
+const FLAT4_WORKGROUP = 64;
+const FLAT4_MAX_WORKGROUPS = 64;
+
+/** The flat AdamW kernel: vec4 on a software adapter, a thread an element on a GPU. */
+export const flatAdamwKernel = (vec4: boolean): KernelSpec => (vec4 ? FLAT4 : FLAT);
 
 /** Most tensors one multi-tensor AdamW dispatch binds (four storage bindings each). */
 const MULTI_MAX = 4;
@@ -106,12 +128,14 @@ export function momentsGroupSize(limits: GPUSupportedLimits, software = false, r
 
 /**
  * The kernels recordOptimizerStep dispatches for `count` tensors (for pipeline warm-up):
- * `moments` 'shared' when every tensor's exp_avg and exp_avg_sq are ranges of one buffer (as
- * ParameterStore keeps them), 'separate' when each is a buffer of its own.
+ * `moments` 'arena' when gradients, values and moments each lie in one buffer (ParameterStore's
+ * arenas: the flat kernels), 'shared' when only every tensor's exp_avg and exp_avg_sq are ranges
+ * of one buffer, 'separate' when each is a buffer of its own.
  */
-export function optimizerKernels(limits: GPUSupportedLimits, count: number, moments: 'shared' | 'separate', software = false): KernelSpec[] {
+export function optimizerKernels(limits: GPUSupportedLimits, count: number, moments: 'arena' | 'shared' | 'separate', software = false): KernelSpec[] {
+  if (moments === 'arena' && count > 1) return [...flatGradNormKernels(software), flatAdamwKernel(software)];
   const updates =
-    moments === 'shared'
+    moments !== 'separate'
       ? tensorGroups(count, momentsGroupSize(limits, software)).map(([a, b]) => (b - a === 1 ? STEP : momentsStep(b - a)))
       : tensorGroups(count, adamwGroupSize(limits, software)).map(([a, b]) => (b - a === 1 ? STEP : multiStep(b - a)));
   // A software adapter's lone tensors take STEP or STEP4 by their size.
@@ -138,6 +162,8 @@ export interface AdamWOptions {
   weight_decay?: number;
   /** Engine setting, as GradNormOptions.tensorsPerDispatch: at most this many tensors per AdamW dispatch (default: the device's choice). */
   tensorsPerDispatch?: number;
+  /** Engine setting, as GradNormOptions.flatVariant: adamw_flat4 ('vec4', a software adapter's default) or adamw_flat. */
+  flatVariant?: 'scalar' | 'vec4';
 }
 
 /**
@@ -164,6 +190,7 @@ export interface ResolvedAdamW {
   eps: number;
   weightDecay: number;
   tensorsPerDispatch?: number;
+  flatVariant?: 'scalar' | 'vec4';
 }
 
 export function resolveAdamWOptions(options: AdamWOptions): ResolvedAdamW {
@@ -178,7 +205,10 @@ export function resolveAdamWOptions(options: AdamWOptions): ResolvedAdamW {
   if (!(Number.isFinite(eps) && eps >= 0)) throw new RangeError(`adam_epsilon must be a finite number >= 0, got ${eps}`);
   checkWeightDecay(weightDecay, 'weight_decay');
   if (options.tensorsPerDispatch !== undefined) checkedGroupSize(options.tensorsPerDispatch, 1);
-  return { lr, beta1, beta2, eps, weightDecay, tensorsPerDispatch: options.tensorsPerDispatch };
+  if (options.flatVariant !== undefined && options.flatVariant !== 'scalar' && options.flatVariant !== 'vec4') {
+    throw new RangeError(`flatVariant must be 'scalar' or 'vec4', got ${String(options.flatVariant)}`);
+  }
+  return { lr, beta1, beta2, eps, weightDecay, tensorsPerDispatch: options.tensorsPerDispatch, flatVariant: options.flatVariant };
 }
 
 function checkWeightDecay(value: number, label: string): void {
@@ -230,10 +260,69 @@ export function recordAdamW(
     let end = start + 1;
     while (end < tensors.length && sharedMomentsBuffer(tensors[end]) === moments) end++;
     const run = tensors.slice(start, end);
-    if (moments) recordSharedMoments(rt, rec, run, moments, stepState, step, hyper);
-    else recordSeparateMoments(rt, rec, run, stepState, step, hyper);
+    if (moments) {
+      // Within them, runs whose gradients and values also share a buffer each take one dispatch.
+      for (const part of flatAdamwRuns(rt, run, hyper)) {
+        const tensorsOfPart = run.slice(part.start, part.end);
+        if (part.flat) recordFlatAdamW(rt, rec, tensorsOfPart, stepState, step, hyper);
+        else recordSharedMoments(rt, rec, tensorsOfPart, moments, stepState, step, hyper);
+      }
+    } else {
+      recordSeparateMoments(rt, rec, run, stepState, step, hyper);
+    }
     start = end;
   }
+}
+
+/** A tensor's exp_avg and exp_avg_sq as one range of their buffer (ParameterStore puts them side by side). */
+function momentsRange(t: AdamWTensor): TensorRange {
+  const lo = Math.min(offsetOfBinding(t.m), offsetOfBinding(t.v));
+  const hi = Math.max(offsetOfBinding(t.m), offsetOfBinding(t.v)) + Math.ceil(t.count / 4) * 16;
+  return { binding: { buffer: bufferOfBinding(t.m), offset: lo, size: hi - lo }, count: (hi - lo) / 4 };
+}
+
+/**
+ * Runs of tensors (with shared moments) adamw_flat takes: gradients in one buffer, values in
+ * another, moments in a third, each run's ranges within the binding limit. Flat kernels on
+ * every adapter; `tensorsPerDispatch` caps a run as it caps a group.
+ */
+function flatAdamwRuns(rt: GpuRuntime, tensors: readonly AdamWTensor[], hyper: ResolvedAdamW) {
+  const distinct = (t: AdamWTensor) => new Set([t.grad, t.param, t.m].map(bufferOfBinding)).size === 3;
+  const most = Math.min(hyper.tensorsPerDispatch ?? Infinity, Math.floor(rt.device.limits.maxComputeWorkgroupsPerDimension / FLAT4_MAX_WORKGROUPS));
+  const roles = (k: number) => {
+    const t = tensors[k];
+    // A tensor whose buffers clash is left to the per-tensor kernels (and their errors).
+    if (!distinct(t)) return null;
+    return [{ binding: t.grad, count: t.count }, { binding: t.param, count: t.count }, momentsRange(t)];
+  };
+  return flatRuns(tensors.length, roles, rt.device.limits.maxStorageBufferBindingSize, most);
+}
+
+/** adamw_flat(4): one dispatch for tensors whose gradients, values and moments lie in one buffer each. */
+function recordFlatAdamW(rt: GpuRuntime, rec: Recorder, tensors: readonly AdamWTensor[], stepState: Binding, step: number, hyper: ResolvedAdamW): void {
+  const vec4 = (hyper.flatVariant ?? (rt.info.isFallback ? 'vec4' : 'scalar')) === 'vec4';
+  const grads = flatBinding(tensors.map((t) => ({ binding: t.grad, count: t.count })));
+  const params = flatBinding(tensors.map((t) => ({ binding: t.param, count: t.count })));
+  const moments = flatBinding(tensors.map(momentsRange));
+  const momentsStart = offsetOfBinding(moments.binding);
+  const table = new Uint32Array(8 * tensors.length);
+  const decays = new Float32Array(table.buffer);
+  let workgroups = 0;
+  tensors.forEach((t, j) => {
+    const own = vec4 ? Math.min(FLAT4_MAX_WORKGROUPS, Math.ceil(t.count / 4 / FLAT4_WORKGROUP)) : Math.ceil(t.count / WORKGROUP);
+    table.set([t.count, grads.firstElements[j], params.firstElements[j], (offsetOfBinding(t.m) - momentsStart) / 4, (offsetOfBinding(t.v) - momentsStart) / 4, 0, workgroups, own], 8 * j);
+    // float64 here, rounded once to f32 (see adamw.wgsl's header).
+    decays[8 * j + 5] = 1 - hyper.lr * (t.weight_decay ?? hyper.weightDecay);
+    workgroups += own;
+  });
+  const tableBuffer = rec.scratch(table.byteLength, 'adamw.flat_tensors');
+  rt.device.queue.writeBuffer(tableBuffer, 0, table);
+  const header = new ArrayBuffer(32);
+  new Float32Array(header).set([hyper.beta1, hyper.beta2, 1 - hyper.beta1, 1 - hyper.beta2, hyper.lr / (1 - hyper.beta1 ** step), Math.sqrt(1 - hyper.beta2 ** step), hyper.eps]);
+  new Uint32Array(header)[7] = tensors.length;
+  const [x, y] = vec4 ? [workgroups, 1] : rt.grid(workgroups);
+  const bindings = [rec.uniform(new Uint32Array(header)), stepState, tableBuffer, grads.binding, params.binding, moments.binding];
+  rec.dispatch(rt.pipeline(flatAdamwKernel(vec4)), bindings, x, y);
 }
 
 /** AdamW over tensors whose exp_avg and exp_avg_sq all lie in `moments` (adamw_moments.wgsl). */

@@ -3,7 +3,7 @@
 // posTable [positions, dim]; out, dOut [tokens, dim]; gradients have their table's layout.
 import code from '../../shaders/embedding.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
-import type { Recorder } from '../gpu/recorder';
+import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import { checkBinding, recordFill } from './elementwise';
 
@@ -31,7 +31,7 @@ export interface PositionEmbedding {
   /** [tokens] u32 position id per token. */
   ids: GPUBuffer;
   /** [positions, dim]. */
-  table: GPUBuffer;
+  table: Binding;
 }
 
 function checkCount(name: string, n: number, min: number): void {
@@ -67,7 +67,7 @@ export function recordEmbeddingForward(
   rec: Recorder,
   shape: EmbeddingShape,
   ids: GPUBuffer,
-  table: GPUBuffer,
+  table: Binding,
   pos?: PositionEmbedding,
 ): GPUBuffer {
   validateEmbeddingShape(shape, rt.device.limits.maxStorageBufferBindingSize);
@@ -132,14 +132,14 @@ export function buildScatterIndex(ids: ArrayLike<number>, rows: number, name = '
  * ids the forward pass used. With `into` the sums are added to that buffer (returned);
  * otherwise a pooled buffer is zero-filled and returned. Bit-for-bit reproducible.
  */
-export function recordEmbeddingBackward(
+export function recordEmbeddingBackward<Into extends Binding = GPUBuffer>(
   rt: GpuRuntime,
   rec: Recorder,
   dOut: GPUBuffer,
   ids: ArrayLike<number>,
   shape: { dim: number; rows: number },
-  into?: GPUBuffer,
-): GPUBuffer {
+  into?: Into,
+): Into | GPUBuffer {
   const { dim, rows } = shape;
   const tokens = ids.length;
   validateEmbeddingShape({ tokens, dim, vocab: rows }, rt.device.limits.maxStorageBufferBindingSize);

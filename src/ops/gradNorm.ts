@@ -8,6 +8,7 @@ import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import { expandMultiTensor, tensorGroups } from './multiTensor';
 import { quad, quadOffset } from './vec4Layout';
+import { flatBinding, flatRuns } from './flatTensors';
 
 /** Threads of a partial-sum workgroup (the shaders' WG): few, since each barrier costs a software adapter a switch of every thread. */
 const WORKGROUP = 64;
@@ -24,6 +25,14 @@ const PARTIALS: KernelSpec = {
 };
 /** The same pass with the same bits, a vec4 of 4 threads' elements per invocation: a tensor of a multiple of 4 values, 16-byte aligned. */
 const PARTIALS4: KernelSpec = { ...PARTIALS, entryPoint: 'partial_sums4' };
+/** partial_sums over many tensors bound as one range (ParameterStore's gradient arena): one dispatch, the same bits. */
+const PARTIALS_FLAT: KernelSpec = { ...PARTIALS, entryPoint: 'partial_sums_flat', bindings: ['uniform', 'read-only-storage', 'storage', 'read-only-storage'] };
+/** The same as partial_sums4 (a software adapter). */
+const PARTIALS_FLAT4: KernelSpec = { ...PARTIALS_FLAT, entryPoint: 'partial_sums_flat4' };
+
+/** The flat first pass: vec4 on a software adapter, a thread an element on a GPU. */
+export const flatPartialsKernel = (vec4: boolean): KernelSpec => (vec4 ? PARTIALS_FLAT4 : PARTIALS_FLAT);
+
 /** Per-tensor sums of the partials, then the norm, clip scale and flag: one workgroup. */
 const SUMS_FINISH: KernelSpec = {
   name: 'grad_norm',
@@ -75,6 +84,11 @@ export function gradNormKernels(limits: GPUSupportedLimits, count: number, softw
   return [...new Set(groups), SUMS_FINISH];
 }
 
+/** The kernels recordGradNorm dispatches for tensors in one buffer (an arena). */
+export function flatGradNormKernels(software: boolean): KernelSpec[] {
+  return [flatPartialsKernel(software), SUMS_FINISH];
+}
+
 /** Float index of each scalar in the step-state buffer (STEP_STATE_FLOATS f32 values). */
 export const STEP_STATE = { gradNorm: 0, clipScale: 1, finite: 2, nonfiniteCount: 3 } as const;
 export const STEP_STATE_FLOATS = 4;
@@ -94,6 +108,11 @@ export interface GradNormOptions {
    * cover both the one-tensor and the multi-tensor kernels on any adapter.
    */
   tensorsPerDispatch?: number;
+  /**
+   * Engine setting: the flat kernels' variant for tensors in one buffer, 'vec4' (a software
+   * adapter's default) or 'scalar' (a GPU's). Tests set it to run both on any adapter.
+   */
+  flatVariant?: 'scalar' | 'vec4';
 }
 
 /** Pooled buffers written by recordGradNorm; the caller releases both. */
@@ -177,8 +196,31 @@ export function recordGradNorm(
   const tensorStats = rt.storage(count * 8, 'grad_norm.tensor_stats');
   const stepState = rt.storage(STEP_STATE_FLOATS * 4, 'step_state');
 
-  // The first pass over groups of tensors, one dispatch each (a lone tensor: partial_sums).
-  for (const [start, end] of tensorGroups(count, gradNormGroupSize(rt.device.limits, rt.info.isFallback, options.tensorsPerDispatch))) {
+  // The first pass: one dispatch per run of tensors bound as one range (an arena), the others
+  // in groups, one dispatch each (a lone tensor: partial_sums).
+  const runs = flatRuns(count, (k) => [tensors[k]].map((t) => ({ binding: t.grad, count: t.count })), rt.device.limits.maxStorageBufferBindingSize, options.tensorsPerDispatch);
+  for (const run of runs) {
+    if (run.flat) recordFlatPartials(rt, rec, tensors.slice(run.start, run.end), offsets, run.start, partials, (options.flatVariant ?? (rt.info.isFallback ? 'vec4' : 'scalar')) === 'vec4');
+    else recordGroupedPartials(rt, rec, tensors, run.start, run.end, offsets, partials, options);
+  }
+  rec.dispatch(rt.pipeline(SUMS_FINISH), [rec.uniform(paramsFor(count, 0, maxNorm, clip)), partials, tensorStats, table, stepState], 1);
+  return { stepState, tensorStats };
+}
+
+/** partial_sums of tensors [start, end) in groups of gradNormGroupSize, one dispatch a group. */
+function recordGroupedPartials(
+  rt: GpuRuntime,
+  rec: Recorder,
+  tensors: readonly GradTensor[],
+  first: number,
+  last: number,
+  offsets: Uint32Array,
+  partials: GPUBuffer,
+  options: GradNormOptions,
+): void {
+  for (const [start0, end0] of tensorGroups(last - first, gradNormGroupSize(rt.device.limits, rt.info.isFallback, options.tensorsPerDispatch))) {
+    const start = first + start0;
+    const end = first + end0;
     if (end - start === 1) {
       const t = tensors[start];
       const params = rec.uniform(paramsFor(t.count, offsets[start], 0, false));
@@ -199,8 +241,20 @@ export function recordGradNorm(
     const grads = tensors.slice(start, end).map((t) => t.grad);
     rec.dispatch(rt.pipeline(multiPartials(end - start)), [rec.uniform(table), partials, ...grads], offsets[end] - offsets[start]);
   }
-  rec.dispatch(rt.pipeline(SUMS_FINISH), [rec.uniform(paramsFor(count, 0, maxNorm, clip)), partials, tensorStats, table, stepState], 1);
-  return { stepState, tensorStats };
+}
+
+/** partial_sums_flat(4) over tensors whose gradients lie in one buffer: one dispatch. */
+function recordFlatPartials(rt: GpuRuntime, rec: Recorder, run: readonly GradTensor[], offsets: Uint32Array, start: number, partials: GPUBuffer, vec4: boolean): void {
+  const { binding, firstElements } = flatBinding(run.map((t) => ({ binding: t.grad, count: t.count })));
+  const table = new Uint32Array(4 * run.length);
+  run.forEach((t, j) => {
+    table.set([t.count, firstElements[j], offsets[start + j] - offsets[start], offsets[start + j + 1] - offsets[start + j]], 4 * j);
+  });
+  const tableBuffer = rec.scratch(table.byteLength, 'grad_norm.flat_tensors');
+  rt.device.queue.writeBuffer(tableBuffer, 0, table);
+  const [x, y] = rt.grid(offsets[start + run.length] - offsets[start]);
+  const params = rec.uniform(paramsFor(run.length, offsets[start], 0, false));
+  rec.dispatch(rt.pipeline(flatPartialsKernel(vec4)), [params, binding, partials, tableBuffer], x, y);
 }
 
 function paramsFor(count: number, base: number, maxGradNorm: number, clip: boolean): Uint32Array {

@@ -286,6 +286,12 @@ function bufferOf(b: Binding): GPUBuffer {
   return 'buffer' in b ? b.buffer : b;
 }
 
+function rangesOverlap(x: Binding, y: Binding): boolean {
+  const a = extentOf(x);
+  const b = extentOf(y);
+  return a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+}
+
 /** Offset and byte size a binding covers (the whole rest of the buffer when size is omitted). */
 function extentOf(b: Binding): { offset: number; size: number } {
   if (!('buffer' in b)) return { offset: 0, size: b.size };
@@ -344,10 +350,15 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   if (!fused && ops.extra) throw new RangeError(`extra is given but the product has no epilogue and no sumK`);
   if (ops.extra) checkBinding('extra', ops.extra, s.sumK === 'a' ? s.m : s.sumK === 'b' ? s.n : s.extentC, maxBinding);
   const out = bufferOf(ops.c);
-  for (const [name, input] of [['a', ops.a], ['b', ops.b], ['bias', ops.bias], ['extra', ops.extra]] as const) {
+  for (const [name, input] of [['a', ops.a], ['b', ops.b], ['bias', ops.bias]] as const) {
     if (input && bufferOf(input) === out) {
       throw new RangeError(`c must not share a GPU buffer with ${name}: a dispatch cannot read and write one buffer`);
     }
+  }
+  // extra is bound writable like c, so the two may be ranges of one buffer (a weight's and its
+  // bias's gradients in ParameterStore's gradient arena), as long as they do not overlap.
+  if (ops.extra && bufferOf(ops.extra) === out && rangesOverlap(ops.c, ops.extra)) {
+    throw new RangeError('c and extra overlap in one GPU buffer');
   }
   if (ops.extra) {
     const extraBuffer = bufferOf(ops.extra);

@@ -3,7 +3,7 @@
 // stats is [rows, 2] = (mean, rstd) per row (mean = 0 for RMSNorm).
 import code from '../../shaders/norm.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
-import type { Recorder } from '../gpu/recorder';
+import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import { checkBinding } from './elementwise';
 
@@ -123,9 +123,9 @@ export interface NormShape {
 /** Buffers of a recorded forward pass; the backward pass reads x, gamma and stats. */
 export interface NormForward extends NormShape {
   x: GPUBuffer;
-  gamma: GPUBuffer;
+  gamma: Binding;
   /** LayerNorm only. */
-  beta: GPUBuffer | null;
+  beta: Binding | null;
   /** Pooled [rows, dim]. */
   y: GPUBuffer;
   /** Pooled [rows, 2]: (mean, rstd) per row. */
@@ -135,17 +135,17 @@ export interface NormForward extends NormShape {
 export interface NormGrads {
   /** Pooled [rows, dim]. */
   dx: GPUBuffer;
-  /** [dim]: the caller's buffer when accumulating, else pooled. */
-  dGamma: GPUBuffer;
-  /** [dim], LayerNorm only: the caller's buffer when accumulating, else pooled. */
-  dBeta: GPUBuffer | null;
+  /** [dim]: the caller's binding when accumulating, else a pooled buffer. */
+  dGamma: Binding;
+  /** [dim], LayerNorm only: the caller's binding when accumulating, else a pooled buffer. */
+  dBeta: Binding | null;
 }
 
 /** Existing parameter-gradient buffers that the backward pass adds into. */
 export interface NormGradAccumulators {
-  dGamma: GPUBuffer;
+  dGamma: Binding;
   /** Required for LayerNorm, absent for RMSNorm. */
-  dBeta?: GPUBuffer;
+  dBeta?: Binding;
 }
 
 export function validateNormShape(shape: NormShape, maxBindingBytes: number): void {
@@ -192,8 +192,8 @@ export function recordNormForward(
   rec: Recorder,
   shape: NormShape,
   x: GPUBuffer,
-  gamma: GPUBuffer,
-  beta: GPUBuffer | null,
+  gamma: Binding,
+  beta: Binding | null,
 ): NormForward {
   validateNormShape(shape, rt.device.limits.maxStorageBufferBindingSize);
   const { kind, rows, dim } = shape;
@@ -221,8 +221,8 @@ export function recordAddNormForward(
   shape: NormShape,
   a: GPUBuffer,
   b: GPUBuffer,
-  gamma: GPUBuffer,
-  beta: GPUBuffer | null,
+  gamma: Binding,
+  beta: Binding | null,
 ): NormForward {
   validateNormShape(shape, rt.device.limits.maxStorageBufferBindingSize);
   const { kind, rows, dim } = shape;
@@ -351,7 +351,7 @@ export async function runNorm(rt: GpuRuntime, input: NormHostInput): Promise<Nor
     if (input.dy) {
       const dy = rt.upload(input.dy, 'dy');
       owned.push(dy);
-      let into: NormGradAccumulators | undefined;
+      let into: { dGamma: GPUBuffer; dBeta?: GPUBuffer } | undefined;
       if (input.dGammaInit) {
         into = { dGamma: rt.upload(input.dGammaInit, 'dgamma') };
         owned.push(into.dGamma);
@@ -363,13 +363,12 @@ export async function runNorm(rt: GpuRuntime, input: NormHostInput): Promise<Nor
       const residual = input.residual ? rt.upload(input.residual, 'residual') : undefined;
       if (residual) owned.push(residual);
       const g = recordNormBackward(rt, rec, fwd, dy, into, residual);
+      // Whole buffers here: the uploaded accumulators, or pooled ones.
+      const dGamma = g.dGamma as GPUBuffer;
+      const dBeta = g.dBeta as GPUBuffer | null;
       owned.push(g.dx);
-      if (!into) owned.push(g.dGamma, ...(g.dBeta ? [g.dBeta] : []));
-      grads = [
-        rec.readF32(g.dx, rows * dim),
-        rec.readF32(g.dGamma, dim),
-        g.dBeta ? rec.readF32(g.dBeta, dim) : Promise.resolve(undefined),
-      ];
+      if (!into) owned.push(dGamma, ...(dBeta ? [dBeta] : []));
+      grads = [rec.readF32(g.dx, rows * dim), rec.readF32(dGamma, dim), dBeta ? rec.readF32(dBeta, dim) : Promise.resolve(undefined)];
     }
     await rec.submit();
     const s = await stats;

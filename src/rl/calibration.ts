@@ -262,7 +262,7 @@ export async function calibrate(rt: GpuRuntime, c: ModelConfig, signal?: AbortSi
     const speed: AdapterSpeed = { perDispatch, perWorkgroup, roundTrip, ...rates };
     // Kernels by what makes a pipeline (launchers may build equal specs as separate objects).
     const key = (k: KernelSpec) => `${k.name}:${k.entryPoint}:${JSON.stringify(k.constants ?? {})}:${k.code.length}`;
-    const stepSpecs = new Set([...decode[1].specs, ...pass[1].specs, ...optimizer.specs, ...optimizerKernels(rt.device.limits, one.params.trainable.length, 'shared', rt.info.isFallback)].map(key));
+    const stepSpecs = new Set([...decode[1].specs, ...pass[1].specs, ...optimizer.specs, ...optimizerKernels(rt.device.limits, one.params.trainable.length, 'arena', rt.info.isFallback)].map(key));
     const compiled = new Set(decodeSpecs.map(key));
     return {
       ...predictStepCosts(speed, c, commands),

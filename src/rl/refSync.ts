@@ -45,7 +45,7 @@ export async function mixIntoReference(rt: GpuRuntime, policy: Transformer, refe
     const rec = rt.recorder('ref sync');
     const mixed = recordScale(rt, rec, ref.value, ref.count, 1 - alpha);
     recordAccumulate(rt, rec, mixed, pol.value, ref.count, alpha);
-    rec.copy(mixed, ref.value, ref.count * 4);
+    rec.copy(mixed, ref.value.buffer, ref.count * 4, 0, ref.value.offset);
     rec.releaseAfterSubmit(mixed);
     await rec.submit();
   }

@@ -175,6 +175,17 @@ describe('optimizer step (grad norm + AdamW) vs float64 twin', () => {
         expect(multi.final).toEqual(out.final);
         expect(multi.steps.map((s: { state: unknown }) => s.state)).toEqual(out.steps.map((s: { state: unknown }) => s.state));
       }
+      // Params, grads and moments each in one buffer (ParameterStore's arenas, NaN between the
+      // tensors): the flat kernels, one dispatch per pass, still the same bits (tensors of 1, 3,
+      // 1000 values end inside a vec4; the NaN padding must stay out of the norm and the updates).
+      // Both variants on any adapter: vec4 (a software adapter's) and a thread an element (a GPU's).
+      for (const [tensorsPerDispatch, flatVariant] of [[undefined, 'vec4'], [3, 'vec4'], [undefined, 'scalar'], [3, 'scalar']] as const) {
+        const flat = await harness.runModule(CASES, 'optimizerSteps', { tensors: init, steps: specs, options: { ...options, tensorsPerDispatch, flatVariant }, arena: true });
+        expect(flat.final).toEqual(out.final);
+        expect(flat.steps.map((s: { state: unknown }) => s.state)).toEqual(out.steps.map((s: { state: unknown }) => s.state));
+        // Partial sums (one flat dispatch, or a flat run of 3 and a lone tensor) + finish + AdamW.
+        for (const s of flat.steps) expect(s.dispatches).toBe(tensorsPerDispatch === undefined ? 3 : 5);
+      }
     });
   }
 

@@ -160,7 +160,7 @@ export function normDispatches(rt: GpuRuntime, c: { kind: NormKind; rows: number
     const rec = rt.recorder('norm.capture');
     const fwd = recordNormForward(rt, rec, { kind, rows, dim, eps: 1e-5, threads: c.threads }, x, gamma, kind === 'layernorm' ? gamma : null);
     const g = recordNormBackward(rt, rec, fwd, x, undefined, c.residual ? x : undefined);
-    made.push(fwd.y, fwd.stats, g.dx, g.dGamma, ...(g.dBeta ? [g.dBeta] : []));
+    made.push(fwd.y, fwd.stats, g.dx, g.dGamma as GPUBuffer, ...(g.dBeta ? [g.dBeta as GPUBuffer] : []));
   });
   rt.release(x, gamma, ...made);
   return {

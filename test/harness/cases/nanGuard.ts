@@ -60,7 +60,8 @@ export interface Poison {
 }
 
 function poison(rt: GpuRuntime, model: Transformer, p: Poison): void {
-  rt.device.queue.writeBuffer(model.params.get(p.weight).value, 4 * p.index, new Float32Array([NaN]));
+  const { buffer, offset } = model.params.get(p.weight).value;
+  rt.device.queue.writeBuffer(buffer, offset + 4 * p.index, new Float32Array([NaN]));
 }
 
 /** Elements (over every tensor of `which`) whose bits differ between two reads. */
@@ -115,7 +116,8 @@ export async function generateAfterNaN(rt: GpuRuntime, input: { temperature: num
     const prompt = [tok.bosTokenId, ...tok.encode('Q: hi\nA: ')];
     const row = prompt.length; // the first sampled token sits at this position
     const dim = model.config.hiddenSize;
-    rt.device.queue.writeBuffer(model.params.get('transformer.wpe.weight').value, 4 * (row * dim + 3), new Float32Array([NaN]));
+    const wpe = model.params.get('transformer.wpe.weight').value;
+    rt.device.queue.writeBuffer(wpe.buffer, wpe.offset + 4 * (row * dim + 3), new Float32Array([NaN]));
     const out = await generate(
       model,
       [prompt, prompt],
@@ -133,7 +135,8 @@ export async function generateAfterNaN(rt: GpuRuntime, input: { temperature: num
 export async function grpoAfterNaN(rt: GpuRuntime) {
   const model = tinyModel(rt, 'gpt2');
   try {
-    rt.device.queue.writeBuffer(model.params.get('transformer.wpe.weight').value, 0, new Float32Array([NaN]));
+    const wpe = model.params.get('transformer.wpe.weight').value;
+    rt.device.queue.writeBuffer(wpe.buffer, wpe.offset, new Float32Array([NaN]));
     const rubric = parseRubric({ name: 'r', criteria: [{ id: 'a', text: 'Has an a', weight: 1, tier: 'important', rule: { kind: 'contains', terms: ['a'] } }] });
     const ctx: GrpoContext = {
       rt,

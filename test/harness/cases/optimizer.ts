@@ -4,6 +4,7 @@ import type { GpuRuntime } from '../../../src/gpu/runtime';
 import { recordAdamW, recordOptimizerStep, runOptimizerStep, sharedMomentsLayout, type AdamWOptions } from '../../../src/ops/adamw';
 import type { Binding } from '../../../src/gpu/recorder';
 import { readStepState, recordGradNorm, runGradNorm, type GradNormOptions, type StepState } from '../../../src/ops/gradNorm';
+import { arenaLayout } from '../../../src/ops/flatTensors';
 
 /** Grad i of a patterned tensor: exact in f32, so the Node side can sum squares exactly. */
 function pattern(count: number): Float32Array {
@@ -36,6 +37,11 @@ export interface StepsInput {
   snapshots?: boolean;
   /** Every tensor's m and v in one buffer, as ParameterStore keeps them (adamw_moments.wgsl). */
   sharedMoments?: boolean;
+  /**
+   * Params in one buffer and grads in another too, as ParameterStore's arenas (with shared
+   * moments: the flat kernels); the padding between tensors holds NaN.
+   */
+  arena?: boolean;
 }
 
 interface Snapshot {
@@ -58,7 +64,7 @@ export async function optimizerSteps(rt: GpuRuntime, input: StepsInput) {
   };
   const initial = (k: number, which: 'm' | 'v') => Float32Array.from(input.tensors[k][which] ?? new Array<number>(input.tensors[k].param.length).fill(0));
   let moment = (k: number, which: 'm' | 'v'): Binding => up(initial(k, which), `${which}${k}`);
-  if (input.sharedMoments) {
+  if (input.sharedMoments || input.arena) {
     const at = sharedMomentsLayout(input.tensors.map((t) => t.param.length), rt.device.limits.minStorageBufferOffsetAlignment);
     const buffer = up(new Float32Array(at.byteLength / 4).fill(NaN), 'moments');
     moment = (k, which) => {
@@ -67,12 +73,24 @@ export async function optimizerSteps(rt: GpuRuntime, input: StepsInput) {
       return { buffer, offset: at[which][k], size: data.byteLength };
     };
   }
-  const tensors = input.tensors.map((t, k) => {
-    const n = t.param.length;
-    const grad = rt.storage(n * 4, `grad${k}`);
+  let paramOf = (k: number): Binding => up(new Float32Array(input.tensors[k].param), `param${k}`);
+  let gradOf = (k: number): Binding => {
+    const grad = rt.storage(input.tensors[k].param.length * 4, `grad${k}`);
     owned.push(grad);
-    return { param: up(new Float32Array(t.param), `param${k}`), m: moment(k, 'm'), v: moment(k, 'v'), grad, count: n, weight_decay: t.weight_decay };
-  });
+    return grad;
+  };
+  if (input.arena) {
+    const at = arenaLayout(input.tensors.map((t) => t.param.length), rt.device.limits.minStorageBufferOffsetAlignment);
+    const params = up(new Float32Array(at.byteLength / 4).fill(NaN), 'params');
+    const grads = up(new Float32Array(at.byteLength / 4).fill(NaN), 'grads');
+    paramOf = (k) => {
+      const data = new Float32Array(input.tensors[k].param);
+      rt.device.queue.writeBuffer(params, at.offsets[k], data);
+      return { buffer: params, offset: at.offsets[k], size: data.byteLength };
+    };
+    gradOf = (k) => ({ buffer: grads, offset: at.offsets[k], size: input.tensors[k].param.length * 4 });
+  }
+  const tensors = input.tensors.map((t, k) => ({ param: paramOf(k), m: moment(k, 'm'), v: moment(k, 'v'), grad: gradOf(k), count: t.param.length, weight_decay: t.weight_decay }));
   const readBinding = (rec: ReturnType<GpuRuntime['recorder']>, b: Binding, count: number) =>
     'buffer' in b ? rec.readF32(b.buffer, count, (b.offset ?? 0) / 4) : rec.readF32(b, count);
   const snapshot = async (): Promise<Snapshot> => {
@@ -89,7 +107,11 @@ export async function optimizerSteps(rt: GpuRuntime, input: StepsInput) {
   const steps: { state: StepState; submits: number; readbacks: number; bytesRead: number; dispatches: number; after?: Snapshot }[] = [];
   try {
     for (const s of input.steps) {
-      s.grads.forEach((g, k) => rt.device.queue.writeBuffer(tensors[k].grad, 0, new Float32Array(g)));
+      s.grads.forEach((g, k) => {
+        const grad = tensors[k].grad;
+        if ('buffer' in grad) rt.device.queue.writeBuffer(grad.buffer, grad.offset ?? 0, new Float32Array(g));
+        else rt.device.queue.writeBuffer(grad, 0, new Float32Array(g));
+      });
       const before = { ...rt.counters };
       const rec = rt.recorder('optimizer step');
       const bufs = recordOptimizerStep(rt, rec, tensors, { ...input.options, step: s.step, learning_rate: s.learning_rate });

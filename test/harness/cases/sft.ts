@@ -100,7 +100,7 @@ export async function nanSkips(rt: GpuRuntime) {
   const config = tinyConfig();
   const model = new Transformer(rt, config, ParameterStore.create(rt, config, initialWeights(config, 5)));
   const poisoned = model.params.get('transformer.h.0.mlp.c_fc.weight');
-  rt.device.queue.writeBuffer(poisoned.value, 4 * 10, new Float32Array([NaN]));
+  rt.device.queue.writeBuffer(poisoned.value.buffer, poisoned.value.offset + 4 * 10, new Float32Array([NaN]));
   const before = await model.params.read('value');
   const trainer = new SftTrainer(rt, model, tok.padTokenId, { learning_rate: 1e-2 });
   const r = await trainer.trainStep(examples());

@@ -64,7 +64,9 @@ describe('ParameterStore AdamW moments', () => {
       at += 2 * aligned(t.count);
     }
     expect(buffer.size).toBe(at);
-    expect(store.bytes).toBe(store.list.reduce((s, p) => s + p.value.size + p.grad!.size, at));
+    // Values and gradients: one arena each, every tensor at a 256-byte boundary.
+    const arena = store.list.reduce((s, p) => s + aligned(p.count), 0);
+    expect(store.bytes).toBe(2 * arena + at);
     // A second step reuses them, clears nothing.
     const again = recorder();
     expect(store.optimizerTensors(again.rec)).toEqual(tensors);
@@ -107,5 +109,49 @@ describe('ParameterStore AdamW moments', () => {
     const tensors = store.optimizerTensors(recorder().rec);
     const expected = tensors.flatMap((t) => [t.m, t.v].map((b) => ('buffer' in b ? { buffer: b.buffer, offset: b.offset, bytes: t.count * 4 } : null)));
     expect(writes.slice(-expected.length)).toEqual(expected);
+  });
+});
+
+describe('ParameterStore arenas (values and gradients)', () => {
+  it('puts the tensors added together in one values buffer and one gradients buffer, at the same aligned offsets', () => {
+    const { rt, writes } = fakeRuntime({ maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 30 });
+    const store = ParameterStore.create(rt, config, initialWeights(config, 1));
+    const values = new Set(store.list.map((p) => p.value.buffer));
+    const grads = new Set(store.list.map((p) => p.grad!.buffer));
+    expect([values.size, grads.size]).toEqual([1, 1]);
+    let at = 0;
+    for (const p of store.list) {
+      expect(p.value).toMatchObject({ offset: at, size: p.count * 4 });
+      expect(p.grad).toMatchObject({ offset: at, size: p.count * 4 });
+      at += aligned(p.count);
+    }
+    // Each tensor's data was written at its offset.
+    const [valueBuffer] = [...values];
+    expect(writes.filter((w) => w.buffer === (valueBuffer as unknown as FakeBuffer)).map((w) => w.offset)).toEqual(store.list.map((p) => p.value.offset));
+    // Zeroing the gradients is one clear.
+    const { rec, cleared } = recorder();
+    store.recordZeroGrads(rec);
+    expect(cleared).toEqual([...grads]);
+    // Freezing drops the gradients' buffer; LoRA-style tensors added later get arenas of their own.
+    store.freeze();
+    expect((([...grads][0] as unknown as FakeBuffer).destroyed)).toBe(true);
+    const spec = { name: 'extra.weight', shape: [3, 5] };
+    store.add([spec], new Map([[spec.name, { shape: spec.shape, data: new Float32Array(15) }]]));
+    expect(store.trainable.map((p) => p.name)).toEqual(['extra.weight']);
+    expect(values.has(store.get('extra.weight').value.buffer)).toBe(false);
+    store.destroy();
+    expect((valueBuffer as unknown as FakeBuffer).destroyed).toBe(true);
+  });
+
+  it('splits the arenas where a buffer would pass the device limit', () => {
+    const counts = ParameterStore.create(fakeRuntime({ maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 30 }).rt, config, initialWeights(config, 1)).list.map((p) => p.count);
+    const biggest = Math.max(...counts);
+    const limit = aligned(biggest) + 1024;
+    const { rt } = fakeRuntime({ maxBufferSize: limit, maxStorageBufferBindingSize: 2 ** 30 });
+    const store = ParameterStore.create(rt, config, initialWeights(config, 1));
+    const arenas = new Set(store.list.map((p) => p.value.buffer as unknown as FakeBuffer));
+    expect(arenas.size).toBeGreaterThan(1);
+    for (const b of arenas) expect(b.size).toBeLessThanOrEqual(limit);
+    for (const p of store.list) expect(p.value.offset + aligned(p.count)).toBeLessThanOrEqual((p.value.buffer as unknown as FakeBuffer).size);
   });
 });
