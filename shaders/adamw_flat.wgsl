@@ -6,8 +6,8 @@
 // to one tensor a dispatch. Float64 twin: src/ops/adamw.reference.ts.
 //   adamw_flat   one thread an element, each tensor its ceil(count / WG) workgroups (a GPU);
 //   adamw_flat4  a vec4 an iteration, each tensor a few workgroups striding over it (a software
-//                adapter; every offset a multiple of 4 elements, a tensor's last vec4 partly
-//                past its end updated element by element).
+//                adapter; every offset a multiple of 4 elements; in a tensor's last vec4 the
+//                elements past its end are written back unchanged).
 
 const WG: u32 = 256u;
 const WG4: u32 = 64u;
@@ -93,23 +93,14 @@ fn adamw_flat4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
   let m0 = t.m / 4u;
   let v0 = t.v / 4u;
   for (var q = (wid.x - t.first) * WG4 + tid; q < (t.count + 3u) / 4u; q += t.workgroups * WG4) {
-    if (4u * q + 3u < t.count) {
-      let r = update4(param4[p0 + q], grad4[g0 + q], moments4[m0 + q], moments4[v0 + q], decay);
-      param4[p0 + q] = r.p;
-      moments4[m0 + q] = r.m;
-      moments4[v0 + q] = r.v;
-    } else {
-      // The tensor's last, partial vec4: its elements alone, the rest of the vec4 untouched.
-      let p = param4[p0 + q];
-      let g = grad4[g0 + q];
-      let m = moments4[m0 + q];
-      let v = moments4[v0 + q];
-      for (var c = 0u; c < t.count - 4u * q; c++) {
-        let r = update(p[c], g[c], m[c], v[c], decay);
-        param4[p0 + q][c] = r.x;
-        moments4[m0 + q][c] = r.y;
-        moments4[v0 + q][c] = r.z;
-      }
-    }
+    // A tensor's last vec4 may pass its end: those elements (no tensor's) keep their values.
+    let inside = vec4<u32>(4u * q) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(t.count);
+    let p = param4[p0 + q];
+    let m = moments4[m0 + q];
+    let v = moments4[v0 + q];
+    let r = update4(p, grad4[g0 + q], m, v, decay);
+    param4[p0 + q] = select(p, r.p, inside);
+    moments4[m0 + q] = select(m, r.m, inside);
+    moments4[v0 + q] = select(v, r.v, inside);
   }
 }
