@@ -88,15 +88,15 @@ fn store_partial(wid: u32) {
   dst[slot + 2u] = wg_b[0];
 }
 
-@compute @workgroup_size(WG)
-fn partial_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                @builtin(local_invocation_index) tid: u32) {
-  let stride = nwg.x * WG;
+// partial_sums' pass over one tensor, elements [first, first + count) of src: workgroup `local`
+// of the tensor's `groups` sums the elements its threads stride over, into partial slot `slot`.
+// Call in uniform control flow (it has barriers).
+fn tensor_partial(tid: u32, local: u32, groups: u32, first: u32, count: u32, slot: u32) {
   var sum = 0.0;
   var nan = 0u;
   var inf = 0u;
-  for (var i = wid.x * WG + tid; i < params.count; i += stride) {
-    let u = src[i];
+  for (var i = local * WG + tid; i < count; i += groups * WG) {
+    let u = src[first + i];
     if (is_nan_bits(u)) {
       nan += 1u;
     } else if (is_inf_bits(u)) {
@@ -107,26 +107,31 @@ fn partial_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) 
     }
   }
   reduce(tid, sum, nan, inf);
-  if (tid == 0u) { store_partial(wid.x); }
+  if (tid == 0u) { store_partial(slot); }
+}
+
+@compute @workgroup_size(WG)
+fn partial_sums(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                @builtin(local_invocation_index) tid: u32) {
+  tensor_partial(tid, wid.x, nwg.x, 0u, params.count, wid.x);
 }
 
 @group(0) @binding(1) var<storage, read> src4: array<vec4<u32>>;
 
-// partial_sums for a tensor of a multiple of 4 values bound 16-byte aligned, with the same
-// bits: invocation tid plays partial_sums' threads 4 tid .. 4 tid + 3 (consecutive elements,
-// so one vec4 load serves the four), each component summing that thread's elements in its
-// order, and the reduction adds the WG thread values in the same order. A non-finite entry adds
-// +0.0 instead of nothing, which leaves a sum that starts at +0.0 and only grows unchanged.
-// On SwiftShader a quarter of the invocations and no branch per element: 2.5-3x faster.
-@compute @workgroup_size(WG / 4u)
-fn partial_sums4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                 @builtin(local_invocation_index) tid: u32) {
-  let stride4 = nwg.x * WG / 4u;
+// tensor_partial with the same bits, a vec4 an invocation (`first` a multiple of 4, src bound
+// 16-byte aligned): invocation tid plays tensor_partial's threads 4 tid .. 4 tid + 3
+// (consecutive elements, so one vec4 load serves the four), each component summing that
+// thread's elements in its order, and the reduction adds the WG thread values in the same
+// order. A non-finite entry, or one past the tensor's end in its last vec4, adds +0.0 instead
+// of nothing, which leaves a sum that starts at +0.0 and only grows unchanged. On SwiftShader a
+// quarter of the invocations and no branch per element: 2.5-3x faster.
+fn tensor_partial4(tid: u32, local: u32, groups: u32, first: u32, count: u32, slot: u32) {
   var sum = vec4<f32>(0.0);
   var nan = vec4<u32>(0u);
   var inf = vec4<u32>(0u);
-  for (var q = wid.x * WG / 4u + tid; q < params.count / 4u; q += stride4) {
-    let u = src4[q];
+  for (var q = local * WG / 4u + tid; q < (count + 3u) / 4u; q += groups * WG / 4u) {
+    let inside = vec4<u32>(4u * q) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(count);
+    let u = select(vec4<u32>(0u), src4[first / 4u + q], inside);
     let mag = u & vec4<u32>(ABS_MASK);
     nan += select(vec4<u32>(0u), vec4<u32>(1u), mag > vec4<u32>(INF_BITS));
     inf += select(vec4<u32>(0u), vec4<u32>(1u), mag == vec4<u32>(INF_BITS));
@@ -141,16 +146,23 @@ fn partial_sums4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
   workgroupBarrier();
   if (tid == 0u) {
     sum_in_order();
-    store_partial(wid.x);
+    store_partial(slot);
   }
+}
+
+// partial_sums for a tensor of a multiple of 4 values bound 16-byte aligned (a software adapter).
+@compute @workgroup_size(WG / 4u)
+fn partial_sums4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+                 @builtin(local_invocation_index) tid: u32) {
+  tensor_partial4(tid, wid.x, nwg.x, 0u, params.count, wid.x);
 }
 
 // partial_sums over several tensors bound as one range (ParameterStore's gradient arena): one
 // dispatch for them all. The host writes per tensor (elements, first element in src, first
-// workgroup of this dispatch, workgroups) in `flat_tensors`, sorted by first workgroup; params.count is the
-// number of tensors and params.base the dispatch's first partial slot. Workgroup w plays
-// workgroup w - first of partial_sums on its tensor, with that tensor's workgroup count as
-// the stride, so the partials are partial_sums' bits.
+// workgroup of this dispatch, workgroups) in `flat_tensors`, sorted by first workgroup;
+// params.count is the number of tensors and params.base the dispatch's first partial slot.
+// Workgroup w plays workgroup w - first of partial_sums on its tensor, with that tensor's
+// workgroup count as the stride, so the partials are partial_sums' bits.
 @group(0) @binding(3) var<storage, read> flat_tensors: array<vec4<u32>>;
 
 // The tensor workgroup w works on: the last one whose first workgroup is <= w.
@@ -177,58 +189,18 @@ fn partial_sums_flat(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
   let w = flat_workgroup(wid, nwg);
   if (w == 0xffffffffu) { return; }
   let t = tensor_of(w);
-  let stride = t.w * WG;
-  var sum = 0.0;
-  var nan = 0u;
-  var inf = 0u;
-  for (var i = (w - t.z) * WG + tid; i < t.x; i += stride) {
-    let u = src[t.y + i];
-    if (is_nan_bits(u)) {
-      nan += 1u;
-    } else if (is_inf_bits(u)) {
-      inf += 1u;
-    } else {
-      let g = bitcast<f32>(u);
-      sum += g * g;
-    }
-  }
-  reduce(tid, sum, nan, inf);
-  if (tid == 0u) { store_partial(w); }
+  tensor_partial(tid, w - t.z, t.w, t.y, t.x, w);
 }
 
 // partial_sums_flat as partial_sums4 (a software adapter): every tensor's first element a
-// multiple of 4; a tensor whose length is not one reads its last vec4 whole and counts the
-// elements past its end as +0.0, which leaves the sums' bits as they were.
+// multiple of 4, its length any.
 @compute @workgroup_size(WG / 4u)
 fn partial_sums_flat4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
                       @builtin(local_invocation_index) tid: u32) {
   let w = flat_workgroup(wid, nwg);
   if (w == 0xffffffffu) { return; }
   let t = tensor_of(w);
-  let stride4 = t.w * WG / 4u;
-  let first4 = t.y / 4u;
-  var sum = vec4<f32>(0.0);
-  var nan = vec4<u32>(0u);
-  var inf = vec4<u32>(0u);
-  for (var q = (w - t.z) * WG / 4u + tid; q < (t.x + 3u) / 4u; q += stride4) {
-    let inside = vec4<u32>(4u * q) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(t.x);
-    let u = select(vec4<u32>(0u), src4[first4 + q], inside);
-    let mag = u & vec4<u32>(ABS_MASK);
-    nan += select(vec4<u32>(0u), vec4<u32>(1u), mag > vec4<u32>(INF_BITS));
-    inf += select(vec4<u32>(0u), vec4<u32>(1u), mag == vec4<u32>(INF_BITS));
-    let g = select(bitcast<vec4<f32>>(u), vec4<f32>(0.0), mag >= vec4<u32>(INF_BITS));
-    sum += g * g;
-  }
-  for (var c = 0u; c < 4u; c++) {
-    wg_sum[4u * tid + c] = sum[c];
-    wg_a[4u * tid + c] = nan[c];
-    wg_b[4u * tid + c] = inf[c];
-  }
-  workgroupBarrier();
-  if (tid == 0u) {
-    sum_in_order();
-    store_partial(w);
-  }
+  tensor_partial4(tid, w - t.z, t.w, t.y, t.x, w);
 }
 
 @compute @workgroup_size(WG)
