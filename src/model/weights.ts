@@ -1,7 +1,7 @@
 // Names and layouts of a model's parameters. The engine keeps Hugging Face names and layouts
 // (GPT-2 Conv1D weights are [in, out]; Llama Linear weights are [out, in]), with one change:
 // GPT-2's fused c_attn [D, 3D] is split into separate q/k/v projections on load, so each
-// projection is a plain matmul into its own buffer, and joined again on save.
+// projection is a plain matmul into its own tensor (a range of the parameters' arena), and joined again on save.
 import type { ModelConfig } from './config';
 import type { Tensor } from './safetensors';
 
