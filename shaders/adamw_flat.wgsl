@@ -52,7 +52,8 @@ struct FlatTensor {
 // update(p, grad, exp_avg, exp_avg_sq, decay): adamw.wgsl's arithmetic, one text for all the kernels.
 // INCLUDE adamw_update.wgsl
 
-// The tensor workgroup w works on (the last whose first workgroup is <= w); null past the last.
+// The tensor workgroup w works on: the last whose first workgroup is <= w (past every
+// tensor's workgroups, the last tensor, whose element index then runs past its count).
 fn tensor_of(w: u32) -> FlatTensor {
   var lo = 0u;
   var hi = params.tensors - 1u;

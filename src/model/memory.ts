@@ -318,7 +318,7 @@ function parameterBuffers(L: ModelLayout): { weights: Tally; gradients: Tally; o
   // check sees what no split can avoid.
   const aligned = (bytes: number) => Math.ceil(bytes / 256) * 256;
   let moments = 0;
-  const arena = (specs: readonly ParameterSpec[], trainable: boolean) => {
+  const tallyTensors = (specs: readonly ParameterSpec[], trainable: boolean) => {
     for (const spec of specs) {
       const bytes = spec.shape.reduce((a, b) => a * b, 1) * F32;
       weights.buffers.push({ label: spec.name, bytes, allocated: aligned(bytes) });
@@ -327,8 +327,8 @@ function parameterBuffers(L: ModelLayout): { weights: Tally; gradients: Tally; o
       moments += 2 * aligned(bytes);
     }
   };
-  arena(parameterSpecs(L.c), !frozen);
-  arena(loraParameterSpecs(L.sites, L.r), true);
+  tallyTensors(parameterSpecs(L.c), !frozen);
+  tallyTensors(loraParameterSpecs(L.sites, L.r), true);
   if (moments > 0) optimizer.buffers.push({ label: 'AdamW moments (exp_avg, exp_avg_sq)', bytes: moments, allocated: moments });
   return { weights, gradients, optimizer };
 }

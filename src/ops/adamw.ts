@@ -26,7 +26,7 @@ import {
 import { bufferOfBinding, expandMultiTensor, tensorGroups } from './multiTensor';
 import { includeWgsl } from './wgslInclude';
 import { quad, quadOffset } from './vec4Layout';
-import { flatBinding, flatRuns, offsetOfBinding, type TensorRange } from './flatTensors';
+import { flatBinding, flatRuns, flatVec4, offsetOfBinding, type TensorRange } from './flatTensors';
 
 const WORKGROUP = 256;
 
@@ -205,9 +205,7 @@ export function resolveAdamWOptions(options: AdamWOptions): ResolvedAdamW {
   if (!(Number.isFinite(eps) && eps >= 0)) throw new RangeError(`adam_epsilon must be a finite number >= 0, got ${eps}`);
   checkWeightDecay(weightDecay, 'weight_decay');
   if (options.tensorsPerDispatch !== undefined) checkedGroupSize(options.tensorsPerDispatch, 1);
-  if (options.flatVariant !== undefined && options.flatVariant !== 'scalar' && options.flatVariant !== 'vec4') {
-    throw new RangeError(`flatVariant must be 'scalar' or 'vec4', got ${String(options.flatVariant)}`);
-  }
+  flatVec4(options.flatVariant, false);
   return { lr, beta1, beta2, eps, weightDecay, tensorsPerDispatch: options.tensorsPerDispatch, flatVariant: options.flatVariant };
 }
 
@@ -300,7 +298,7 @@ function flatAdamwRuns(rt: GpuRuntime, tensors: readonly AdamWTensor[], hyper: R
 
 /** adamw_flat(4): one dispatch for tensors whose gradients, values and moments lie in one buffer each. */
 function recordFlatAdamW(rt: GpuRuntime, rec: Recorder, tensors: readonly AdamWTensor[], stepState: Binding, step: number, hyper: ResolvedAdamW): void {
-  const vec4 = (hyper.flatVariant ?? (rt.info.isFallback ? 'vec4' : 'scalar')) === 'vec4';
+  const vec4 = flatVec4(hyper.flatVariant, rt.info.isFallback);
   const grads = flatBinding(tensors.map((t) => ({ binding: t.grad, count: t.count })));
   const params = flatBinding(tensors.map((t) => ({ binding: t.param, count: t.count })));
   const moments = flatBinding(tensors.map(momentsRange));
@@ -341,7 +339,7 @@ function recordSharedMoments(
     }
   });
   const buffersOf = (k: number) => [tensors[k].grad, tensors[k].param].map(bufferOfBinding);
-  const elementOffset = (b: Binding) => ('buffer' in b ? (b.offset ?? 0) : 0) / 4;
+  const elementOffset = (b: Binding) => offsetOfBinding(b) / 4;
   for (const [start, end] of tensorGroups(tensors.length, momentsGroupSize(rt.device.limits, rt.info.isFallback, hyper.tensorsPerDispatch), buffersOf)) {
     if (end - start === 1) {
       // A lone tensor: adamw.wgsl with its two moment ranges bound apart (they never overlap).

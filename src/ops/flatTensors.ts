@@ -23,10 +23,16 @@ export function arenaLayout(counts: readonly number[], alignment: number): { off
   return { offsets, byteLength: Math.max(at, alignment) };
 }
 
+/** Bytes of a tensor's binding a flat kernel touches: from its start to the end of its last vec4. */
+function spanOf(r: TensorRange): { lo: number; hi: number } {
+  const lo = offsetOfBinding(r.binding);
+  return { lo, hi: lo + Math.ceil(r.count / 4) * 16 };
+}
+
 /** A tensor binding a flat kernel can take: a 16-byte aligned start, its last vec4 inside the buffer. */
-function flatReady(b: Binding, count: number): boolean {
-  const offset = offsetOfBinding(b);
-  return offset % 16 === 0 && offset + Math.ceil(count / 4) * 16 <= bufferOfBinding(b).size;
+function flatReady(r: TensorRange): boolean {
+  const { lo, hi } = spanOf(r);
+  return lo % 16 === 0 && hi <= bufferOfBinding(r.binding).size;
 }
 
 /** `count` f32 values at the start of a binding. */
@@ -42,53 +48,59 @@ export interface TensorRun {
   flat: boolean;
 }
 
+/** A flat run being gathered: its first tensor, and per role its buffer and byte span so far. */
+interface OpenGroup {
+  start: number;
+  roles: { buffer: GPUBuffer; lo: number; hi: number }[];
+}
+
 /**
  * Splits tensors 0..count-1 into runs: a flat run holds 2 to `most` consecutive tensors whose
- * bindings of each role (`bindingsOf(k)`: e.g. grad, param, moments; null: never flat) lie in one buffer per role,
- * each flat-ready, and whose extent per role stays within `maxBytes`; the tensors between flat
- * runs form non-flat runs, for the kernels that bind a buffer per tensor.
+ * bindings of each role (`bindingsOf(k)`: e.g. grad, param, moments; null: never flat) lie in
+ * one buffer per role, each flat-ready, and whose extent per role stays within `maxBytes`; the
+ * tensors between flat runs form non-flat runs, for the kernels that bind a buffer per tensor.
+ * One pass, each tensor's bindings asked for once (it runs every step's recording).
  */
 export function flatRuns(count: number, bindingsOf: (k: number) => TensorRange[] | null, maxBytes: number, most = Infinity): TensorRun[] {
   const runs: TensorRun[] = [];
-  const ready = (k: number) => bindingsOf(k)?.every((r) => flatReady(r.binding, r.count)) ?? false;
-  const joins = (group: readonly number[], k: number) => {
-    const own = bindingsOf(k);
-    if (group.length >= most || !own || !ready(k)) return false;
-    const first = bindingsOf(group[0])!;
-    return own.every((r, role) => bufferOfBinding(r.binding) === bufferOfBinding(first[role].binding) && extent([...group, k].map((j) => bindingsOf(j)![role])) <= maxBytes);
-  };
-  let group: number[] = [];
+  let group: OpenGroup | null = null;
   // Start of the pending stretch of tensors no flat run takes (-1: none).
   let looseStart = -1;
-  const close = () => {
-    if (group.length >= 2) {
-      if (looseStart >= 0) runs.push({ start: looseStart, end: group[0], flat: false });
-      runs.push({ start: group[0], end: group[group.length - 1] + 1, flat: true });
+  const close = (end: number) => {
+    if (group && end - group.start >= 2) {
+      if (looseStart >= 0) runs.push({ start: looseStart, end: group.start, flat: false });
+      runs.push({ start: group.start, end, flat: true });
       looseStart = -1;
-    } else if (group.length === 1 && looseStart < 0) {
-      looseStart = group[0];
+    } else if (group && looseStart < 0) {
+      looseStart = group.start;
     }
-    group = [];
+    group = null;
   };
   for (let k = 0; k < count; k++) {
-    if (group.length > 0 && joins(group, k)) {
-      group.push(k);
-      continue;
+    const own = bindingsOf(k);
+    const ready = own !== null && own.every(flatReady);
+    if (ready && group && k - group.start < most) {
+      const open: OpenGroup = group;
+      const spans = own.map(spanOf);
+      const joins = own.every((r, role) => {
+        const g = open.roles[role];
+        return bufferOfBinding(r.binding) === g.buffer && Math.max(g.hi, spans[role].hi) - Math.min(g.lo, spans[role].lo) <= maxBytes;
+      });
+      if (joins) {
+        open.roles.forEach((g, role) => {
+          g.lo = Math.min(g.lo, spans[role].lo);
+          g.hi = Math.max(g.hi, spans[role].hi);
+        });
+        continue;
+      }
     }
-    close();
-    if (ready(k)) group = [k];
+    close(k);
+    if (ready) group = { start: k, roles: own.map((r) => ({ buffer: bufferOfBinding(r.binding), ...spanOf(r) })) };
     else if (looseStart < 0) looseStart = k;
   }
-  close();
+  close(count);
   if (looseStart >= 0) runs.push({ start: looseStart, end: count, flat: false });
   return runs;
-}
-
-/** Bytes from the lowest start of `ranges` to the end of the last vec4 of any. */
-function extent(ranges: readonly TensorRange[]): number {
-  const lo = Math.min(...ranges.map((r) => offsetOfBinding(r.binding)));
-  const hi = Math.max(...ranges.map((r) => offsetOfBinding(r.binding) + Math.ceil(r.count / 4) * 16));
-  return hi - lo;
 }
 
 /**
@@ -97,8 +109,16 @@ function extent(ranges: readonly TensorRange[]): number {
  * tensor's first element in it.
  */
 export function flatBinding(ranges: readonly TensorRange[]): { binding: Binding; firstElements: number[] } {
-  const buffer = bufferOfBinding(ranges[0].binding);
-  const lo = Math.min(...ranges.map((r) => offsetOfBinding(r.binding)));
-  const hi = Math.max(...ranges.map((r) => offsetOfBinding(r.binding) + Math.ceil(r.count / 4) * 16));
-  return { binding: { buffer, offset: lo, size: hi - lo }, firstElements: ranges.map((r) => (offsetOfBinding(r.binding) - lo) / 4) };
+  const spans = ranges.map(spanOf);
+  const lo = Math.min(...spans.map((r) => r.lo));
+  const hi = Math.max(...spans.map((r) => r.hi));
+  return { binding: { buffer: bufferOfBinding(ranges[0].binding), offset: lo, size: hi - lo }, firstElements: spans.map((r) => (r.lo - lo) / 4) };
+}
+
+/** The flat kernels' variant: `requested` ('vec4' or 'scalar'), else vec4 on a software adapter. Throws on anything else. */
+export function flatVec4(requested: string | undefined, software: boolean): boolean {
+  if (requested !== undefined && requested !== 'scalar' && requested !== 'vec4') {
+    throw new RangeError(`flatVariant must be 'scalar' or 'vec4', got ${String(requested)}`);
+  }
+  return (requested ?? (software ? 'vec4' : 'scalar')) === 'vec4';
 }

@@ -8,7 +8,7 @@ import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import { expandMultiTensor, tensorGroups } from './multiTensor';
 import { quad, quadOffset } from './vec4Layout';
-import { flatBinding, flatRuns } from './flatTensors';
+import { flatBinding, flatRuns, flatVec4 } from './flatTensors';
 
 /** Threads of a partial-sum workgroup (the shaders' WG): few, since each barrier costs a software adapter a switch of every thread. */
 const WORKGROUP = 64;
@@ -185,6 +185,7 @@ export function recordGradNorm(
 ): GradNormBuffers {
   if (tensors.length < 1) throw new RangeError('tensors must list at least one gradient tensor');
   const [maxNorm, clip] = resolveMaxGradNorm(options.max_grad_norm);
+  const vec4 = flatVec4(options.flatVariant, rt.info.isFallback);
   tensors.forEach((t, k) => checkTensorBinding(rt, t.grad, t.count, `tensors[${k}].grad`));
   const count = tensors.length;
   const offsets = new Uint32Array(count + 1);
@@ -198,9 +199,9 @@ export function recordGradNorm(
 
   // The first pass: one dispatch per run of tensors bound as one range (an arena), the others
   // in groups, one dispatch each (a lone tensor: partial_sums).
-  const runs = flatRuns(count, (k) => [tensors[k]].map((t) => ({ binding: t.grad, count: t.count })), rt.device.limits.maxStorageBufferBindingSize, options.tensorsPerDispatch);
+  const runs = flatRuns(count, (k) => [{ binding: tensors[k].grad, count: tensors[k].count }], rt.device.limits.maxStorageBufferBindingSize, options.tensorsPerDispatch);
   for (const run of runs) {
-    if (run.flat) recordFlatPartials(rt, rec, tensors.slice(run.start, run.end), offsets, run.start, partials, (options.flatVariant ?? (rt.info.isFallback ? 'vec4' : 'scalar')) === 'vec4');
+    if (run.flat) recordFlatPartials(rt, rec, tensors.slice(run.start, run.end), offsets, run.start, partials, vec4);
     else recordGroupedPartials(rt, rec, tensors, run.start, run.end, offsets, partials, options);
   }
   rec.dispatch(rt.pipeline(SUMS_FINISH), [rec.uniform(paramsFor(count, 0, maxNorm, clip)), partials, tensorStats, table, stepState], 1);

@@ -1,7 +1,7 @@
 // The flat optimizer kernels' grouping: which runs of a tensor list one dispatch can bind as one
 // range per role, and the arena layout that makes them. Pure functions, fake buffers.
 import { describe, expect, it } from 'vitest';
-import { arenaLayout, flatBinding, flatRuns, type TensorRange } from '../../src/ops/flatTensors';
+import { arenaLayout, flatBinding, flatRuns, flatVec4, type TensorRange } from '../../src/ops/flatTensors';
 
 const buffer = (size: number) => ({ size }) as unknown as GPUBuffer;
 
@@ -51,5 +51,12 @@ describe('flatRuns', () => {
   it('flatBinding spans the run from its lowest offset and gives each tensor its first element there', () => {
     const ranges = [inArena(512, 3)[0], inArena(256, 64)[0]];
     expect(flatBinding(ranges)).toEqual({ binding: { buffer: arena, offset: 256, size: 272 }, firstElements: [64, 0] });
+  });
+});
+
+describe('flatVec4', () => {
+  it('vec4 on a software adapter unless asked otherwise; anything but scalar or vec4 is refused by name', () => {
+    expect([flatVec4(undefined, true), flatVec4(undefined, false), flatVec4('scalar', true), flatVec4('vec4', false)]).toEqual([true, false, false, true]);
+    expect(() => flatVec4('vec8', true)).toThrow(/flatVariant must be 'scalar' or 'vec4', got vec8/);
   });
 });
