@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Benchmark of square f32 matmul: our WGSL kernels vs TensorFlow.js (WebGPU backend), jax-js
 // (WebGPU) and plain JS, all in one page on the same adapter; plus decode-time rows (M = 1, 4)
-// through our small-M kernel vs the forced 64x64 tile vs tf.matMul. Prints GFLOP/s and
+// through our small-M kernel vs the forced 64x64 tile vs tf.matMul and jax-js. Prints GFLOP/s and
 // ratios, writes bench/results/matmul.json. Never asserts a time.
 //
 //   node bench/matmul.mjs [--sizes 256,512,1024,2048] [--engines ours,tfjs,jax,js]
@@ -219,17 +219,19 @@ try {
   const decode = [];
   for (const size of decodeSizes) {
     for (const m of [1, 4]) {
-      const paths = ['auto', 'tiled', ...(engines.includes('tfjs') ? ['tfjs'] : [])];
+      // Our kernel choice and the forced tile, then each peer asked for that supports a non-square product.
+      const peers = engines.filter((e) => e === 'tfjs' || e === 'jax');
+      const paths = ['auto', 'tiled', ...peers];
       const entries = paths.map((path) => ({
         key: path,
-        spec: path === 'tfjs' ? { m, size, engine: 'tfjs' } : { m, size, engine: 'ours', path },
+        spec: peers.includes(path) ? { m, size, engine: path } : { m, size, engine: 'ours', path },
         flops: 2 * m * size ** 2,
       }));
       const results = await compare(entries);
       const row = { m, size, results, ratios: {}, ratioSpread: {}, cpuRatios: {}, cpuRatioSpread: {} };
       for (const path of paths) {
         const r = results[path];
-        const label = path === 'auto' ? `ours (${r.kernel ?? 'auto'})` : path === 'tiled' ? 'ours (forced tiled)' : 'tfjs';
+        const label = path === 'auto' ? `ours (${r.kernel ?? 'auto'})` : path === 'tiled' ? 'ours (forced tiled)' : path === 'jax' ? 'jax-js' : path;
         console.log(`  decode [${m},${size}]x[${size},${size}]  ${engineLine(label.padEnd(20), r)}`);
       }
       for (const other of paths.filter((p) => p !== 'auto')) {

@@ -16,13 +16,19 @@
 //            stride_a, stride_b multiples of 4; A not transposed). A thread per column with
 //            vec4 dot products (A loaded 4x as often) was 2.4x slower at 8 x 2048 x 576.
 // The 8 rows are written out, not looped over: SwiftShader does not unroll such a loop, and an
-// accumulator array indexed by its counter then lives in memory.
+// accumulator array indexed by its counter then lives in memory. The row count is a pipeline
+// constant (M_ROWS, one pipeline per M), not the uniform's m: the rows past M then vanish at
+// compile time instead of being tested at every step of K (SwiftShader, 2048 x 2048:
+// M = 1 42 -> 9.3 ms, M = 4 42 -> 17.5 ms, M = 8 34 -> 24 ms, same bits).
+// src/ops/matmul.ts sets M_ROWS = params.m.
 // Float64 twin: src/ops/matmul.reference.ts (matmulRef), the same product.
 
 const ROWS: u32 = 8u;
 const WG: u32 = 16u;
 
 override TRANS_A: bool = false;
+// Rows of A and C (1..8); equals params.m.
+override M_ROWS: u32 = 8u;
 
 // INCLUDE matmul_params.wgsl
 
@@ -51,7 +57,7 @@ fn skinny_nn(@builtin(global_invocation_id) gid: vec3<u32>) {
   let base_a = gid.z * params.stride_a;
   let base_b4 = gid.z * params.stride_b / 4u;
   let ldb4 = params.ldb / 4u;
-  // Rows >= m are never read or written.
+  // Rows >= M_ROWS are never read or written.
   var acc: array<vec4<f32>, ROWS>;
   var kk = 0u;
   for (; kk + 4u <= params.k; kk += 4u) {
@@ -60,32 +66,32 @@ fn skinny_nn(@builtin(global_invocation_id) gid: vec3<u32>) {
     let b1 = b4[row_b + ldb4];
     let b2 = b4[row_b + 2u * ldb4];
     let b3 = b4[row_b + 3u * ldb4];
-    if (0u < params.m) { acc[0] += nn_step(base_a, 0u, kk, b0, b1, b2, b3); }
-    if (1u < params.m) { acc[1] += nn_step(base_a, 1u, kk, b0, b1, b2, b3); }
-    if (2u < params.m) { acc[2] += nn_step(base_a, 2u, kk, b0, b1, b2, b3); }
-    if (3u < params.m) { acc[3] += nn_step(base_a, 3u, kk, b0, b1, b2, b3); }
-    if (4u < params.m) { acc[4] += nn_step(base_a, 4u, kk, b0, b1, b2, b3); }
-    if (5u < params.m) { acc[5] += nn_step(base_a, 5u, kk, b0, b1, b2, b3); }
-    if (6u < params.m) { acc[6] += nn_step(base_a, 6u, kk, b0, b1, b2, b3); }
-    if (7u < params.m) { acc[7] += nn_step(base_a, 7u, kk, b0, b1, b2, b3); }
+    if (0u < M_ROWS) { acc[0] += nn_step(base_a, 0u, kk, b0, b1, b2, b3); }
+    if (1u < M_ROWS) { acc[1] += nn_step(base_a, 1u, kk, b0, b1, b2, b3); }
+    if (2u < M_ROWS) { acc[2] += nn_step(base_a, 2u, kk, b0, b1, b2, b3); }
+    if (3u < M_ROWS) { acc[3] += nn_step(base_a, 3u, kk, b0, b1, b2, b3); }
+    if (4u < M_ROWS) { acc[4] += nn_step(base_a, 4u, kk, b0, b1, b2, b3); }
+    if (5u < M_ROWS) { acc[5] += nn_step(base_a, 5u, kk, b0, b1, b2, b3); }
+    if (6u < M_ROWS) { acc[6] += nn_step(base_a, 6u, kk, b0, b1, b2, b3); }
+    if (7u < M_ROWS) { acc[7] += nn_step(base_a, 7u, kk, b0, b1, b2, b3); }
   }
   for (; kk < params.k; kk++) {
     let bk = b4[base_b4 + kk * ldb4 + q];
-    if (0u < params.m) { acc[0] += a_at(base_a, 0u, kk) * bk; }
-    if (1u < params.m) { acc[1] += a_at(base_a, 1u, kk) * bk; }
-    if (2u < params.m) { acc[2] += a_at(base_a, 2u, kk) * bk; }
-    if (3u < params.m) { acc[3] += a_at(base_a, 3u, kk) * bk; }
-    if (4u < params.m) { acc[4] += a_at(base_a, 4u, kk) * bk; }
-    if (5u < params.m) { acc[5] += a_at(base_a, 5u, kk) * bk; }
-    if (6u < params.m) { acc[6] += a_at(base_a, 6u, kk) * bk; }
-    if (7u < params.m) { acc[7] += a_at(base_a, 7u, kk) * bk; }
+    if (0u < M_ROWS) { acc[0] += a_at(base_a, 0u, kk) * bk; }
+    if (1u < M_ROWS) { acc[1] += a_at(base_a, 1u, kk) * bk; }
+    if (2u < M_ROWS) { acc[2] += a_at(base_a, 2u, kk) * bk; }
+    if (3u < M_ROWS) { acc[3] += a_at(base_a, 3u, kk) * bk; }
+    if (4u < M_ROWS) { acc[4] += a_at(base_a, 4u, kk) * bk; }
+    if (5u < M_ROWS) { acc[5] += a_at(base_a, 5u, kk) * bk; }
+    if (6u < M_ROWS) { acc[6] += a_at(base_a, 6u, kk) * bk; }
+    if (7u < M_ROWS) { acc[7] += a_at(base_a, 7u, kk) * bk; }
   }
   let base_c4 = gid.z * params.stride_c / 4u;
   let ldc4 = params.ldc / 4u;
   var bq = vec4<f32>(0.0);
   if (params.has_bias == 1u) { bq = vec4<f32>(bias[4u * q], bias[4u * q + 1u], bias[4u * q + 2u], bias[4u * q + 3u]); }
   for (var r = 0u; r < ROWS; r++) {
-    if (r >= params.m) { break; }
+    if (r >= M_ROWS) { break; }
     let slot = base_c4 + r * ldc4 + q;
     var v = params.alpha * acc[r];
     if (params.read_c == 1u) { v += params.beta * c4[slot]; }
@@ -130,18 +136,18 @@ fn skinny_nt(@builtin(global_invocation_id) gid: vec3<u32>) {
     let c1 = b4[row1 + kq];
     let c2 = b4[row2 + kq];
     let c3 = b4[row3 + kq];
-    if (0u < params.m) { acc[0] += nt_step(base_a4 + 0u * lda4 + kq, c0, c1, c2, c3); }
-    if (1u < params.m) { acc[1] += nt_step(base_a4 + 1u * lda4 + kq, c0, c1, c2, c3); }
-    if (2u < params.m) { acc[2] += nt_step(base_a4 + 2u * lda4 + kq, c0, c1, c2, c3); }
-    if (3u < params.m) { acc[3] += nt_step(base_a4 + 3u * lda4 + kq, c0, c1, c2, c3); }
-    if (4u < params.m) { acc[4] += nt_step(base_a4 + 4u * lda4 + kq, c0, c1, c2, c3); }
-    if (5u < params.m) { acc[5] += nt_step(base_a4 + 5u * lda4 + kq, c0, c1, c2, c3); }
-    if (6u < params.m) { acc[6] += nt_step(base_a4 + 6u * lda4 + kq, c0, c1, c2, c3); }
-    if (7u < params.m) { acc[7] += nt_step(base_a4 + 7u * lda4 + kq, c0, c1, c2, c3); }
+    if (0u < M_ROWS) { acc[0] += nt_step(base_a4 + 0u * lda4 + kq, c0, c1, c2, c3); }
+    if (1u < M_ROWS) { acc[1] += nt_step(base_a4 + 1u * lda4 + kq, c0, c1, c2, c3); }
+    if (2u < M_ROWS) { acc[2] += nt_step(base_a4 + 2u * lda4 + kq, c0, c1, c2, c3); }
+    if (3u < M_ROWS) { acc[3] += nt_step(base_a4 + 3u * lda4 + kq, c0, c1, c2, c3); }
+    if (4u < M_ROWS) { acc[4] += nt_step(base_a4 + 4u * lda4 + kq, c0, c1, c2, c3); }
+    if (5u < M_ROWS) { acc[5] += nt_step(base_a4 + 5u * lda4 + kq, c0, c1, c2, c3); }
+    if (6u < M_ROWS) { acc[6] += nt_step(base_a4 + 6u * lda4 + kq, c0, c1, c2, c3); }
+    if (7u < M_ROWS) { acc[7] += nt_step(base_a4 + 7u * lda4 + kq, c0, c1, c2, c3); }
   }
   let base_c = gid.z * params.stride_c;
   for (var r = 0u; r < ROWS; r++) {
-    if (r >= params.m) { break; }
+    if (r >= M_ROWS) { break; }
     for (var j = 0u; j < min(4u, params.n - col0); j++) {
       let col = col0 + j;
       let index = base_c + r * params.ldc + col;

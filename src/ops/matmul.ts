@@ -410,7 +410,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
     rec.dispatch(rt.pipeline(blockedRaggedSpec(GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);
   } else if (fused && (kernel === 'skinny_nn' || kernel === 'skinny_nt')) {
     // m <= 8: the skinny kernel (no fused variant), then the epilogue over C in a second pass.
-    rec.dispatch(rt.pipeline(skinnySpec(kernel, s.transA, GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);
+    rec.dispatch(rt.pipeline(skinnySpec(kernel, s.transA, s.m, GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);
     const groups = Math.ceil((s.m * s.n) / EPILOGUE_PASS_WG);
     if (groups > maxGroups) throw new RangeError(`m * n = ${s.m * s.n} needs ${groups} workgroups for the epilogue, more than ${maxGroups}`);
     rec.dispatch(rt.pipeline(epiloguePassSpec(s.epilogue)), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], groups, 1, s.batch);
@@ -418,7 +418,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
     const spec = fusedSpec(kernel, s.transA, s.transB, s.epilogue, s.sumK);
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], x, y, s.batch);
   } else {
-    const spec = kernel === 'skinny_nn' || kernel === 'skinny_nt' ? skinnySpec(kernel, s.transA, GEMM_BINDINGS) : GEMM_SPECS.get(specKey(kernel, s.transA, s.transB))!;
+    const spec = kernel === 'skinny_nn' || kernel === 'skinny_nt' ? skinnySpec(kernel, s.transA, s.m, GEMM_BINDINGS) : GEMM_SPECS.get(specKey(kernel, s.transA, s.transB))!;
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c], x, y, s.batch);
   }
   return kernel;

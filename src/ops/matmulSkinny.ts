@@ -13,6 +13,9 @@ const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText });
 
 export type SkinnyKernel = 'skinny_nn' | 'skinny_nt';
 
+/** The most rows the shader holds (its ROWS). */
+const MAX_ROWS = 8;
+
 /** Threads per workgroup (the shader's WG): small, so a few hundred columns still make several workgroups for a CPU adapter's cores. */
 const WG = 16;
 
@@ -32,11 +35,13 @@ export function skinnyKernel(s: SkinnyShape, maxRows: number): SkinnyKernel | nu
 
 const SPECS = new Map<string, KernelSpec>();
 
-export function skinnySpec(kernel: SkinnyKernel, transA: boolean, bindings: KernelSpec['bindings']): KernelSpec {
-  const key = `${kernel}:${transA ? 1 : 0}`;
+/** The pipeline of `kernel` for products of exactly `rows` rows (the shader's M_ROWS). */
+export function skinnySpec(kernel: SkinnyKernel, transA: boolean, rows: number, bindings: KernelSpec['bindings']): KernelSpec {
+  if (!Number.isInteger(rows) || rows < 1 || rows > MAX_ROWS) throw new RangeError(`the skinny kernels take 1 to ${MAX_ROWS} rows, got ${rows}`);
+  const key = `${kernel}:${transA ? 1 : 0}:${rows}`;
   let spec = SPECS.get(key);
   if (!spec) {
-    spec = { name: 'matmul_skinny', code, entryPoint: kernel, bindings, constants: { TRANS_A: transA ? 1 : 0 } };
+    spec = { name: 'matmul_skinny', code, entryPoint: kernel, bindings, constants: { TRANS_A: transA ? 1 : 0, M_ROWS: rows } };
     SPECS.set(key, spec);
   }
   return spec;

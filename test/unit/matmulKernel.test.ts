@@ -2,6 +2,7 @@
 // take the kernel that product takes, so they come out bit for bit the same (prefill's head).
 import { describe, expect, it } from 'vitest';
 import { matmulKernel, resolveMatmulShape, type MatmulShape } from '../../src/ops/matmul';
+import { skinnySpec } from '../../src/ops/matmulSkinny';
 
 const choose = (shape: MatmulShape, software: boolean) => matmulKernel(resolveMatmulShape(shape), software);
 const head = { n: 259, k: 128, transB: true }; // logits = X.Eᵀ, a 259-token vocabulary
@@ -22,5 +23,14 @@ describe('matmulKernel', () => {
   it('refuses kernelRows below m or not an integer', () => {
     expect(() => resolveMatmulShape({ m: 4, ...head, kernelRows: 3 })).toThrow(/kernelRows must be an integer >= m = 4, got 3/);
     expect(() => resolveMatmulShape({ m: 4, ...head, kernelRows: 4.5 })).toThrow(/kernelRows/);
+  });
+
+  it('a skinny pipeline per row count (the shader\'s M_ROWS), 1 to 8 rows', () => {
+    const bindings = ['uniform', 'read-only-storage', 'read-only-storage', 'read-only-storage', 'storage'] as const;
+    const specs = [1, 2, 8].map((rows) => skinnySpec('skinny_nn', false, rows, bindings));
+    expect(specs.map((s) => s.constants)).toEqual([1, 2, 8].map((rows) => ({ TRANS_A: 0, M_ROWS: rows })));
+    expect(skinnySpec('skinny_nn', false, 2, bindings)).toBe(specs[1]);
+    expect(skinnySpec('skinny_nt', false, 2, bindings)).not.toBe(specs[1]);
+    for (const rows of [0, 9, 2.5]) expect(() => skinnySpec('skinny_nn', false, rows, bindings)).toThrow(/1 to 8 rows, got/);
   });
 });
