@@ -3,7 +3,7 @@
 //   C[b] = alpha * op(A[b]) . op(B[b]) + beta * C[b] + bias      (b < batch: dispatch z)
 //
 // op(X) is X or X^T (override constants TRANS_A, TRANS_B). op(A) is [M,K], op(B) is [K,N],
-// C is [M,N]; bias[N] (when has_bias) is added to every row. Element (i,j) of a stored
+// C is [M,N]; bias[N] (when has_bias) is added to every row, batch b's at b * stride_bias. Element (i,j) of a stored
 // matrix X lives at X[b * stride_x + i * ldx + j]: leading dimensions and batch strides let
 // callers address sub-matrices (one head of [T, H*D]) and broadcast (stride 0). When
 // read_c is 0, C is written without being read, so stale or NaN contents of a fresh output
@@ -33,7 +33,8 @@
 //     SUM_K 2: extra[i] = alpha * sum_k op(A)[i, k] + beta * extra[i]    (i < m: dW = dY^T X's bias grad)
 //   The sums come from the tiles the product stages anyway: the workgroups of the first row
 //   tile (SUM_K 1) or column tile (SUM_K 2) add them up, one thread per tile column (row).
-//   extra is indexed like C from its binding's start; SUM_K needs batch 1 and the tiled kernels.
+//   extra is indexed like C from its binding's start (the k-sums: batch b's at b * stride_bias);
+//   SUM_K needs the tiled kernels.
 // - epilogue: the EPILOGUE step alone over a C already written (C[index] read as the product),
 //   one thread per element. For M <= 8 the launcher runs the register-blocked skinny kernels
 //   (shaders/matmul_skinny.wgsl, several times faster than small_m there) and then this pass,
@@ -215,7 +216,7 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) li
           let index = base_c + row * params.ldc + col;
           var v = params.alpha * v4[j];
           if (params.read_c == 1u) { v += params.beta * c[index]; }
-          if (params.has_bias == 1u) { v += bias[col]; }
+          if (params.has_bias == 1u) { v += bias[wid.z * params.stride_bias + col]; }
           c[index] = v;
         }
       }
@@ -246,7 +247,7 @@ fn tiled_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
         let slot = (base_c + row * params.ldc + col) / 4u;
         var v = params.alpha * acc[(h * 4u + i) * 2u + g];
         if (params.read_c == 1u) { v += params.beta * c4[slot]; }
-        if (params.has_bias == 1u) { v += bias4[col / 4u]; }
+        if (params.has_bias == 1u) { v += bias4[(wid.z * params.stride_bias + col) / 4u]; }
         c4[slot] = v;
       }
     }
@@ -312,7 +313,7 @@ fn small_output(wid: vec3<u32>, o: u32) -> SmallOutput {
   let index = wid.z * params.stride_c + r * params.ldc + out_col;
   var v = params.alpha * s;
   if (params.read_c == 1u) { v += params.beta * c[index]; }
-  if (params.has_bias == 1u) { v += bias[out_col]; }
+  if (params.has_bias == 1u) { v += bias[wid.z * params.stride_bias + out_col]; }
   return SmallOutput(index, v, true);
 }
 
@@ -357,9 +358,10 @@ fn store_sum(wid: vec3<u32>, tid: u32) {
     len = params.m;
   }
   if (j >= len) { return; }
+  let e = wid.z * params.stride_bias + j;
   var v = params.alpha * k_sum;
-  if (params.read_c == 1u) { v += params.beta * extra[j]; }
-  extra[j] = v;
+  if (params.read_c == 1u) { v += params.beta * extra[e]; }
+  extra[e] = v;
 }
 
 @compute @workgroup_size(8, 8)
@@ -389,7 +391,7 @@ fn tiled_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_
           let index = base_c + row * params.ldc + col;
           var v = params.alpha * v4[j];
           if (params.read_c == 1u) { v += params.beta * c[index]; }
-          if (params.has_bias == 1u) { v += bias[col]; }
+          if (params.has_bias == 1u) { v += bias[wid.z * params.stride_bias + col]; }
           store_fused(index, v);
         }
       }
@@ -422,7 +424,7 @@ fn tiled_vec4_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invoca
         let slot = (base_c + row * params.ldc + col) / 4u;
         var v = params.alpha * acc[(h * 4u + i) * 2u + g];
         if (params.read_c == 1u) { v += params.beta * c4[slot]; }
-        if (params.has_bias == 1u) { v += bias4[col / 4u]; }
+        if (params.has_bias == 1u) { v += bias4[(wid.z * params.stride_bias + col) / 4u]; }
         store_fused4(slot, v);
       }
     }

@@ -143,10 +143,11 @@ fn accumulate(q: u32, row0: u32, z: u32) -> Block {
 }
 
 /** alpha, beta and bias applied to a vec4 of the block: the value for C's vec4 slot `slot` (column quad q). */
-fn finish(acc: vec4<f32>, slot: u32, q: u32) -> vec4<f32> {
+fn finish(acc: vec4<f32>, slot: u32, q: u32, z: u32) -> vec4<f32> {
   var v = params.alpha * acc;
   if (params.read_c == 1u) { v += params.beta * c4[slot]; }
-  if (params.has_bias == 1u) { v += vec4<f32>(bias[4u * q], bias[4u * q + 1u], bias[4u * q + 2u], bias[4u * q + 3u]); }
+  let at = z * params.stride_bias + 4u * q;
+  if (params.has_bias == 1u) { v += vec4<f32>(bias[at], bias[at + 1u], bias[at + 2u], bias[at + 3u]); }
   return v;
 }
 
@@ -165,8 +166,8 @@ fn blocked(@builtin(global_invocation_id) gid: vec3<u32>) {
   let two = q + 1u < params.n / 4u;
   for (var r = 0u; r < min(ROWS, params.m - row0); r++) {
     let slot = slot_of(q, row0, r, gid.z);
-    c4[slot] = finish(acc.lo[r], slot, q);
-    if (two) { c4[slot + 1u] = finish(acc.hi[r], slot + 1u, q + 1u); }
+    c4[slot] = finish(acc.lo[r], slot, q, gid.z);
+    if (two) { c4[slot + 1u] = finish(acc.hi[r], slot + 1u, q + 1u, gid.z); }
   }
 }
 
@@ -186,8 +187,8 @@ fn blocked_fused(@builtin(global_invocation_id) gid: vec3<u32>) {
   let two = q + 1u < params.n / 4u;
   for (var r = 0u; r < min(ROWS, params.m - row0); r++) {
     let slot = slot_of(q, row0, r, gid.z);
-    store_fused4(slot, finish(acc.lo[r], slot, q));
-    if (two) { store_fused4(slot + 1u, finish(acc.hi[r], slot + 1u, q + 1u)); }
+    store_fused4(slot, finish(acc.lo[r], slot, q, gid.z));
+    if (two) { store_fused4(slot + 1u, finish(acc.hi[r], slot + 1u, q + 1u, gid.z)); }
   }
 }
 
@@ -196,13 +197,13 @@ fn blocked_fused(@builtin(global_invocation_id) gid: vec3<u32>) {
 // stored element by element, columns past N skipped. No epilogue. ----
 
 /** Stores 4 columns col0.. of one row of C (starting at element `row_base`), those below N. */
-fn store_ragged(row_base: u32, col0: u32, acc: vec4<f32>) {
+fn store_ragged(row_base: u32, bias_base: u32, col0: u32, acc: vec4<f32>) {
   for (var t = 0u; t < 4u; t++) {
     let col = col0 + t;
     if (col < params.n) {
       var v = params.alpha * acc[t];
       if (params.read_c == 1u) { v += params.beta * c[row_base + col]; }
-      if (params.has_bias == 1u) { v += bias[col]; }
+      if (params.has_bias == 1u) { v += bias[bias_base + col]; }
       c[row_base + col] = v;
     }
   }
@@ -216,7 +217,7 @@ fn blocked_ragged(@builtin(global_invocation_id) gid: vec3<u32>) {
   let acc = accumulate_nt(q, row0, gid.z);
   for (var r = 0u; r < min(ROWS, params.m - row0); r++) {
     let row_base = gid.z * params.stride_c + (row0 + r) * params.ldc;
-    store_ragged(row_base, 4u * q, acc.lo[r]);
-    store_ragged(row_base, 4u * q + 4u, acc.hi[r]);
+    store_ragged(row_base, gid.z * params.stride_bias, 4u * q, acc.lo[r]);
+    store_ragged(row_base, gid.z * params.stride_bias, 4u * q + 4u, acc.hi[r]);
   }
 }

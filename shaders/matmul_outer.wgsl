@@ -9,7 +9,8 @@
 // On SwiftShader that is 2-2.5x faster than the tiled kernel at K = 64 (a 2 x 32-token step);
 // the advantage fades towards K = 1024, and on a GPU a tiled kernel's reuse wins, so
 // src/ops/matmulOuter.ts takes it only on a software adapter for K <= 512. Needs M, N, lda,
-// ldb, ldc multiples of 4 and batch 1; outer_tn_ragged (no k-sums) lifts that for M and lda: a
+// ldb, ldc (and with batch > 1 the batch strides) multiples of 4; batch z's bias and k-sums sit
+// at z * stride_bias. outer_tn_ragged (no k-sums, batch 1) lifts that for M and lda: a
 // tied vocabulary head's dE = dLogits^T X, M = 259 or 50,257, which the tiled kernel took
 // 4.1 s for at GPT-2 small's size (1 x 8 tokens). Float64 twin: src/ops/matmul.reference.ts
 // (matmulRef, matmulFusedRef for the sums).
@@ -23,6 +24,9 @@ override SUM_K: u32 = 0u;
 @group(0) @binding(2) var<storage, read> b4: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> bias: array<f32>;
 @group(0) @binding(4) var<storage, read_write> c4: array<vec4<f32>>;
+
+// The invocation's batch (dispatch z), set first thing by each entry point.
+var<private> batch_z: u32;
 
 /**
  * A thread's 8 x 8 block of C: rows 4 rq .. 4 rq + 7 (lo: the first row quad, hi: the next),
@@ -51,11 +55,13 @@ fn accumulate(q: u32, q_hi: u32, rq: u32, rq_hi: u32) -> Block {
   var blk: Block;
   let lda4 = params.lda / 4u;
   let ldb4 = params.ldb / 4u;
+  let base_a4 = batch_z * params.stride_a / 4u;
+  let base_b4 = batch_z * params.stride_b / 4u;
   for (var kk = 0u; kk < params.k; kk++) {
-    let b_l = b4[kk * ldb4 + q];
-    let b_h = b4[kk * ldb4 + q_hi];
-    let a_lo = a4[kk * lda4 + rq];
-    let a_hi = a4[kk * lda4 + rq_hi];
+    let b_l = b4[base_b4 + kk * ldb4 + q];
+    let b_h = b4[base_b4 + kk * ldb4 + q_hi];
+    let a_lo = a4[base_a4 + kk * lda4 + rq];
+    let a_hi = a4[base_a4 + kk * lda4 + rq_hi];
     add_outer(&blk.lo_l, a_lo, b_l);
     add_outer(&blk.lo_h, a_lo, b_h);
     add_outer(&blk.hi_l, a_hi, b_l);
@@ -67,10 +73,12 @@ fn accumulate(q: u32, q_hi: u32, rq: u32, rq_hi: u32) -> Block {
 /** Stores one quarter of the block: rows 4 rq.. (those below M), column quad q. */
 fn store_quarter(q: u32, rq: u32, acc: array<vec4<f32>, 4>) {
   let ldc4 = params.ldc / 4u;
+  let base_c4 = batch_z * params.stride_c / 4u;
+  let at = batch_z * params.stride_bias + 4u * q;
   var bq = vec4<f32>(0.0);
-  if (params.has_bias == 1u) { bq = vec4<f32>(bias[4u * q], bias[4u * q + 1u], bias[4u * q + 2u], bias[4u * q + 3u]); }
+  if (params.has_bias == 1u) { bq = vec4<f32>(bias[at], bias[at + 1u], bias[at + 2u], bias[at + 3u]); }
   for (var i = 0u; i < min(4u, params.m - 4u * rq); i++) {
-    let slot = (4u * rq + i) * ldc4 + q;
+    let slot = base_c4 + (4u * rq + i) * ldc4 + q;
     var v = params.alpha * acc[i];
     if (params.read_c == 1u) { v += params.beta * c4[slot]; }
     c4[slot] = v + bq;
@@ -106,6 +114,7 @@ fn inside(gid: vec3<u32>) -> bool {
 
 @compute @workgroup_size(16)
 fn outer_tn(@builtin(global_invocation_id) gid: vec3<u32>) {
+  batch_z = gid.z;
   if (!inside(gid)) { return; }
   let t = quads(gid);
   store_c(t.x, t.y, t.z, t.w, accumulate(t.x, t.y, t.z, t.w));
@@ -114,9 +123,10 @@ fn outer_tn(@builtin(global_invocation_id) gid: vec3<u32>) {
 @group(0) @binding(5) var<storage, read_write> extra: array<f32>;
 
 fn store_sum(j: u32, s: f32) {
+  let e = batch_z * params.stride_bias + j;
   var v = params.alpha * s;
-  if (params.read_c == 1u) { v += params.beta * extra[j]; }
-  extra[j] = v;
+  if (params.read_c == 1u) { v += params.beta * extra[e]; }
+  extra[e] = v;
 }
 
 /**
@@ -128,10 +138,12 @@ fn k_sum(p: u32) -> vec4<f32> {
   var s = vec4<f32>(0.0);
   if (SUM_K == 1u) {
     let ldb4 = params.ldb / 4u;
-    for (var kk = 0u; kk < params.k; kk++) { s += b4[kk * ldb4 + p]; }
+    let base_b4 = batch_z * params.stride_b / 4u;
+    for (var kk = 0u; kk < params.k; kk++) { s += b4[base_b4 + kk * ldb4 + p]; }
   } else {
     let lda4 = params.lda / 4u;
-    for (var kk = 0u; kk < params.k; kk++) { s += a4[kk * lda4 + p]; }
+    let base_a4 = batch_z * params.stride_a / 4u;
+    for (var kk = 0u; kk < params.k; kk++) { s += a4[base_a4 + kk * lda4 + p]; }
   }
   return s;
 }
@@ -143,6 +155,7 @@ fn store_sums(p: u32) {
 
 @compute @workgroup_size(16)
 fn outer_tn_sum(@builtin(global_invocation_id) gid: vec3<u32>) {
+  batch_z = gid.z;
   if (!inside(gid)) { return; }
   let t = quads(gid);
   store_c(t.x, t.y, t.z, t.w, accumulate(t.x, t.y, t.z, t.w));
@@ -189,6 +202,7 @@ fn accumulate_ragged(q: u32, q_hi: u32, rq: u32, rq_hi: u32) -> Block {
 
 @compute @workgroup_size(16)
 fn outer_tn_ragged(@builtin(global_invocation_id) gid: vec3<u32>) {
+  batch_z = 0u;
   if (!inside(gid)) { return; }
   let t = quads(gid);
   store_c(t.x, t.y, t.z, t.w, accumulate_ragged(t.x, t.y, t.z, t.w));

@@ -1,5 +1,7 @@
 // The uniform block of every matmul kernel (matmul.wgsl, matmul_skinny.wgsl, matmul_outer.wgsl),
 // written by src/ops/matmul.ts gemmParams; pasted where a shader has `// INCLUDE matmul_params.wgsl`.
+// stride_bias: elements between consecutive batches' bias (0: one bias for every batch) and, with
+// a k-sum, between their k-sums in extra (a stack of projections: q, k and v in one dispatch).
 struct Params {
   m: u32,
   n: u32,
@@ -15,6 +17,6 @@ struct Params {
   batch: u32,
   alpha: f32,
   beta: f32,
-  _pad0: u32,
+  stride_bias: u32,
   _pad1: u32,
 }

@@ -89,7 +89,8 @@ fn skinny_nn(@builtin(global_invocation_id) gid: vec3<u32>) {
   let base_c4 = gid.z * params.stride_c / 4u;
   let ldc4 = params.ldc / 4u;
   var bq = vec4<f32>(0.0);
-  if (params.has_bias == 1u) { bq = vec4<f32>(bias[4u * q], bias[4u * q + 1u], bias[4u * q + 2u], bias[4u * q + 3u]); }
+  let at = gid.z * params.stride_bias + 4u * q;
+  if (params.has_bias == 1u) { bq = vec4<f32>(bias[at], bias[at + 1u], bias[at + 2u], bias[at + 3u]); }
   for (var r = 0u; r < ROWS; r++) {
     if (r >= M_ROWS) { break; }
     let slot = base_c4 + r * ldc4 + q;
@@ -153,7 +154,7 @@ fn skinny_nt(@builtin(global_invocation_id) gid: vec3<u32>) {
       let index = base_c + r * params.ldc + col;
       var v = params.alpha * acc[r][j];
       if (params.read_c == 1u) { v += params.beta * c_nt[index]; }
-      if (params.has_bias == 1u) { v += bias[col]; }
+      if (params.has_bias == 1u) { v += bias[gid.z * params.stride_bias + col]; }
       c_nt[index] = v;
     }
   }

@@ -14,6 +14,8 @@ export interface MatmulRefShape {
   strideA?: number;
   strideB?: number;
   strideC?: number;
+  /** Elements between batches' bias (and k-sums in extra); default 0: one bias for all. */
+  strideBias?: number;
   lda?: number;
   ldb?: number;
   ldc?: number;
@@ -26,7 +28,7 @@ export interface MatmulRefOperands {
   b: ArrayLike<number>;
   /** Initial C, read only when beta != 0; its length sets the result's length. */
   c?: ArrayLike<number>;
-  /** bias[n], added to every row. */
+  /** bias[n], added to every row; batch b's at b * strideBias. */
   bias?: ArrayLike<number>;
 }
 
@@ -62,7 +64,7 @@ export function matmulRef(ops: MatmulRefOperands, shape: MatmulRefShape): Float6
         const index = bt * strideC + i * ldc + j;
         let v = alpha * dot;
         if (beta !== 0) v += beta * out[index];
-        if (ops.bias) v += ops.bias[j];
+        if (ops.bias) v += ops.bias[bt * (shape.strideBias ?? 0) + j];
         out[index] = v;
       }
     }
@@ -113,18 +115,27 @@ export function matmulFusedRef(
   const alpha = shape.alpha ?? 1;
   const beta = shape.beta ?? 0;
   if (shape.sumK) {
+    // Batch b's sums at b * strideBias; entries between them keep their initial values.
     const length = shape.sumK === 'a' ? m : n;
     const transA = shape.transA ?? false;
     const transB = shape.transB ?? false;
     const lda = shape.lda ?? (transA ? m : k);
     const ldb = shape.ldb ?? (transB ? k : n);
-    const extra = new Float64Array(length);
-    for (let j = 0; j < length; j++) {
-      let s = 0;
-      for (let p = 0; p < k; p++) {
-        s += shape.sumK === 'a' ? ops.a[transA ? p * lda + j : j * lda + p] : ops.b[transB ? j * ldb + p : p * ldb + j];
+    const batch = shape.batch ?? 1;
+    const strideA = shape.strideA ?? (transA ? k : m) * lda;
+    const strideB = shape.strideB ?? (transB ? n : k) * ldb;
+    const strideBias = shape.strideBias ?? 0;
+    const extra = new Float64Array(Math.max((batch - 1) * strideBias + length, ops.extra?.length ?? 0));
+    if (ops.extra) extra.set(Array.from(ops.extra));
+    for (let bt = 0; bt < batch; bt++) {
+      for (let j = 0; j < length; j++) {
+        let s = 0;
+        for (let p = 0; p < k; p++) {
+          s += shape.sumK === 'a' ? ops.a[bt * strideA + (transA ? p * lda + j : j * lda + p)] : ops.b[bt * strideB + (transB ? j * ldb + p : p * ldb + j)];
+        }
+        const e = bt * strideBias + j;
+        extra[e] = alpha * s + (beta !== 0 ? beta * extra[e] : 0);
       }
-      extra[j] = alpha * s + (beta !== 0 && ops.extra ? beta * ops.extra[j] : 0);
     }
     return { c, extra };
   }

@@ -122,6 +122,12 @@ export interface MatmulShape {
   strideA?: number;
   strideB?: number;
   strideC?: number;
+  /**
+   * Elements between consecutive batches' bias and, with sumK, between their k-sums in extra.
+   * Default 0: one bias for every batch (a k-sum over several batches needs its own slots).
+   * A stack of projections, e.g. q, k and v of one input in one dispatch.
+   */
+  strideBias?: number;
   /** Elements between consecutive stored rows; default: the stored row length (tightly packed). */
   lda?: number;
   ldb?: number;
@@ -144,7 +150,8 @@ export interface MatmulShape {
   /**
    * Also sum over k into extra, with the product's alpha and beta: 'b' the columns of op(B)
    * (n values), 'a' the rows of op(A) (m values). A linear layer's bias gradient fused into its
-   * weight gradient. Batch 1, tiled kernels only (m <= 8 takes the tiled kernel), no epilogue.
+   * weight gradient; batch b's sums at b * strideBias. Tiled or outer-product kernels only
+   * (m <= 8 takes the tiled kernel), no epilogue.
    */
   sumK?: 'a' | 'b' | null;
 }
@@ -162,6 +169,7 @@ export interface ResolvedMatmulShape {
   strideA: number;
   strideB: number;
   strideC: number;
+  strideBias: number;
   lda: number;
   ldb: number;
   ldc: number;
@@ -220,7 +228,6 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
   const sumK = shape.sumK ?? null;
   if (sumK !== null && sumK !== 'a' && sumK !== 'b') throw new RangeError(`sumK must be 'a', 'b' or null, got ${String(sumK)}`);
   if (sumK && epilogue !== 'none') throw new RangeError(`a product takes an epilogue or a k-sum (sumK), not both (epilogue '${epilogue}', sumK '${sumK}')`);
-  if (sumK && batch > 1) throw new RangeError(`sumK needs batch = 1, got batch = ${batch}`);
   if (sumK && path === 'small') throw new RangeError(`sumK runs on the tiled kernels: path 'small' cannot take it`);
 
   // Stored layouts: A is [m, k] or [k, m]; B is [k, n] or [n, k]; C is [m, n].
@@ -238,6 +245,12 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
   nonNegativeInt('strideA', strideA);
   nonNegativeInt('strideB', strideB);
   nonNegativeInt('strideC', strideC);
+  const strideBias = shape.strideBias ?? 0;
+  nonNegativeInt('strideBias', strideBias);
+  const sums = sumK === 'a' ? m : sumK === 'b' ? n : 0;
+  if (sumK && batch > 1 && strideBias < sums) {
+    throw new RangeError(`strideBias = ${strideBias} would make the ${batch} batches' k-sums overlap; it must be >= ${sums} with sumK '${sumK}'`);
+  }
   // Batches of C must not overlap: either one after another, or interleaved within a row
   // (heads of a [T, H*D] output: strideC >= n and all batches fit in ldc).
   const matrixC = (m - 1) * ldc + n;
@@ -251,7 +264,7 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
   }
   const extent = (stride: number, rows: number, ld: number, cols: number) => (batch - 1) * stride + (rows - 1) * ld + cols;
   return {
-    m, n, k, transA, transB, alpha, beta, batch, strideA, strideB, strideC, lda, ldb, ldc, path, kernelRows, epilogue, sumK,
+    m, n, k, transA, transB, alpha, beta, batch, strideA, strideB, strideC, strideBias, lda, ldb, ldc, path, kernelRows, epilogue, sumK,
     extentA: extent(strideA, rowsA, lda, colsA),
     extentB: extent(strideB, rowsB, ldb, colsB),
     extentC: extent(strideC, m, ldc, n),
@@ -278,7 +291,7 @@ export function matmulKernel(shape: ResolvedMatmulShape, software = false): Matm
   if (s.path === 'auto' && s.m > SMALL_M_MAX && blockedApplies(s, software)) return 'blocked';
   if (s.path === 'auto' && s.m > SMALL_M_MAX && blockedRaggedApplies(s, software)) return 'blocked_ragged';
   if (s.path === 'small' || (s.path === 'auto' && s.m <= SMALL_M_MAX && !s.sumK)) return 'small_m';
-  const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
+  const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC, s.strideBias);
   return quad(s.transA ? s.m : s.k, s.transB ? s.k : s.n, s.n, s.lda, s.ldb, s.ldc) && stridesQuad ? 'tiled_vec4' : 'tiled';
 }
 
@@ -330,6 +343,7 @@ function gemmParams(s: ResolvedMatmulShape, hasBias: boolean): Uint32Array {
   u32.set([s.m, s.n, s.k, hasBias ? 1 : 0, s.lda, s.ldb, s.ldc, s.beta !== 0 ? 1 : 0, s.strideA, s.strideB, s.strideC, s.batch]);
   f32[12] = s.alpha;
   f32[13] = s.beta;
+  u32[14] = s.strideBias;
   return u32;
 }
 
@@ -344,11 +358,12 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   checkBinding('a', ops.a, s.extentA, maxBinding);
   checkBinding('b', ops.b, s.extentB, maxBinding);
   checkBinding('c', ops.c, s.extentC, maxBinding);
-  if (ops.bias) checkBinding('bias', ops.bias, s.n, maxBinding);
+  const biasBatches = (s.batch - 1) * s.strideBias;
+  if (ops.bias) checkBinding('bias', ops.bias, biasBatches + s.n, maxBinding);
   const fused = s.epilogue !== 'none' || s.sumK !== null;
   if (fused && !ops.extra) throw new RangeError(`extra is required by ${s.sumK ? `sumK '${s.sumK}'` : `the '${s.epilogue}' epilogue`}`);
   if (!fused && ops.extra) throw new RangeError(`extra is given but the product has no epilogue and no sumK`);
-  if (ops.extra) checkBinding('extra', ops.extra, s.sumK === 'a' ? s.m : s.sumK === 'b' ? s.n : s.extentC, maxBinding);
+  if (ops.extra) checkBinding('extra', ops.extra, s.sumK === 'a' ? biasBatches + s.m : s.sumK === 'b' ? biasBatches + s.n : s.extentC, maxBinding);
   const out = bufferOf(ops.c);
   for (const [name, input] of [['a', ops.a], ['b', ops.b], ['bias', ops.bias]] as const) {
     if (input && bufferOf(input) === out) {
@@ -400,7 +415,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   // Without a bias, binding 3 still needs a buffer: A is read-only already, so reuse it.
   if (kernel === 'outer_tn') {
     const extra = s.sumK ? [fit(ops.extra!, maxBinding)] : [];
-    rec.dispatch(rt.pipeline(outerSpec(s.sumK, GEMM_BINDINGS)), [params, a, b, bias ?? a, c, ...extra], x, y);
+    rec.dispatch(rt.pipeline(outerSpec(s.sumK, GEMM_BINDINGS)), [params, a, b, bias ?? a, c, ...extra], x, y, s.batch);
   } else if (kernel === 'outer_tn_ragged') {
     rec.dispatch(rt.pipeline(outerRaggedSpec(GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y);
   } else if (kernel === 'blocked') {
@@ -507,12 +522,13 @@ export async function runMatmulFused(rt: GpuRuntime, input: MatmulHostInput): Pr
   const s = resolveMatmulShape(input);
   checkHost('a', input.a, s.extentA);
   checkHost('b', input.b, s.extentB);
-  if (input.bias) checkHost('bias', input.bias, s.n);
+  const biasBatches = (s.batch - 1) * s.strideBias;
+  if (input.bias) checkHost('bias', input.bias, biasBatches + s.n);
   if (input.c) checkHost('c', input.c, s.extentC);
   else if (s.beta !== 0) throw new RangeError(`c is required when beta != 0 (beta = ${s.beta})`);
   const length = input.c ? input.c.length : s.extentC;
   const fused = s.epilogue !== 'none' || s.sumK !== null;
-  const extraLength = s.sumK === 'a' ? s.m : s.sumK === 'b' ? s.n : length;
+  const extraLength = s.sumK === 'a' ? biasBatches + s.m : s.sumK === 'b' ? biasBatches + s.n : length;
   if (input.extra) checkHost('extra', input.extra, extraLength);
   else if (s.epilogue === 'residual' || s.epilogue === 'gelu_backward') throw new RangeError(`extra is required by the '${s.epilogue}' epilogue`);
   else if (s.sumK && s.beta !== 0) throw new RangeError(`extra is required when sumK accumulates (beta = ${s.beta})`);

@@ -16,11 +16,12 @@ export const OUTER_MAX_K = 512;
 /** Threads per workgroup (the shader's), along the column quads. */
 const WG = 16;
 
-export type OuterShape = Pick<ResolvedMatmulShape, 'm' | 'n' | 'k' | 'transA' | 'transB' | 'batch' | 'lda' | 'ldb' | 'ldc' | 'epilogue'>;
+export type OuterShape = Pick<ResolvedMatmulShape, 'm' | 'n' | 'k' | 'transA' | 'transB' | 'batch' | 'strideA' | 'strideB' | 'strideC' | 'lda' | 'ldb' | 'ldc' | 'epilogue'>;
 
 /** Whether the outer-product kernel serves this product on this adapter (it also needs A, B and C bound 16-byte aligned). */
 export function outerApplies(s: OuterShape, software: boolean): boolean {
-  return software && s.transA && !s.transB && s.batch === 1 && s.epilogue === 'none' && s.k <= OUTER_MAX_K && quad(s.m, s.n, s.lda, s.ldb, s.ldc);
+  const stridesQuad = s.batch === 1 || quad(s.strideA, s.strideB, s.strideC);
+  return software && s.transA && !s.transB && s.epilogue === 'none' && s.k <= OUTER_MAX_K && quad(s.m, s.n, s.lda, s.ldb, s.ldc) && stridesQuad;
 }
 
 /**

@@ -52,7 +52,7 @@ function operands(seed: number, shape: MatmulShape, opts: Options = {}) {
     a: f32(rand, extent(shape.strideA, rowsA, lda, colsA)),
     b: f32(rand, extent(shape.strideB, rowsB, ldb, colsB)),
     ...(opts.withC ? { c: f32(rand, extent(shape.strideC, m, ldc, n)) } : {}),
-    ...(opts.bias ? { bias: f32(rand, n) } : {}),
+    ...(opts.bias ? { bias: f32(rand, (batch - 1) * (shape.strideBias ?? 0) + n) } : {}),
   };
 }
 
@@ -215,9 +215,9 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
         const shape = { m, n: 13, k: 21, batch: 3, transA, transB, alpha: 0.5, beta: 1 };
         await check(++seed, shape, { bias: true, withC: true });
       }
-      // vec4-eligible batched shape (strides are multiples of 4); batched Aᵀ.B is tiled everywhere.
+      // vec4-eligible batched shape (strides are multiples of 4): the kernel an unbatched product takes.
       const vec4Shape = { m: 20, n: 12, k: 8, batch: 2, transA, transB };
-      expect(await check(++seed, vec4Shape)).toBe(!transA ? (softwareKernel(transA, transB) ?? 'tiled_vec4') : 'tiled_vec4');
+      expect(await check(++seed, vec4Shape)).toBe(softwareKernel(transA, transB) ?? 'tiled_vec4');
       expect(await check(++seed, { ...vec4Shape, path: 'tiled' })).toBe('tiled_vec4');
     }
   });
@@ -326,7 +326,8 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
   async function checkFused(seed: number, shape: MatmulShape & MatmulFusedRefShape, opts: Options & { extra?: boolean } = {}): Promise<string> {
     const ops = operands(seed, shape, opts);
     const rand = rng(seed * 7 + 1);
-    const extraLength = shape.sumK === 'a' ? shape.m : shape.sumK === 'b' ? shape.n : matmulRef(ops, shape).length;
+    const sumsAt = ((shape.batch ?? 1) - 1) * (shape.strideBias ?? 0);
+    const extraLength = shape.sumK === 'a' ? sumsAt + shape.m : shape.sumK === 'b' ? sumsAt + shape.n : matmulRef(ops, shape).length;
     const extra = opts.extra ? f32(rand, extraLength) : undefined;
     const all = { ...ops, ...(extra ? { extra } : {}) };
     const packed = Object.fromEntries(Object.entries(all).map(([name, values]) => [name, pack(values)]));
@@ -380,9 +381,10 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
         expect(await checkFused(++seed, { m: 20, n: 12, k: 33, transA: true, sumK, beta, alpha: 2 }, { withC: beta === 1, extra: beta === 1 })).toBe(outer(true));
       }
     }
-    // K past OUTER_MAX_K or a batch: the tiled kernel. M not a multiple of 4: the ragged one (next case).
+    // K past OUTER_MAX_K or a batch stride not a multiple of 4: the tiled kernel. M not a multiple of 4: the ragged one (next case).
     expect(await check(++seed, { m: 8 + 4, n: 8, k: 600, transA: true })).toBe('tiled_vec4');
-    expect(await check(++seed, { m: 12, n: 8, k: 8, transA: true, batch: 2 })).toBe('tiled_vec4');
+    expect(await check(++seed, { m: 12, n: 8, k: 8, transA: true, batch: 2 })).toBe(outer(true));
+    expect(await check(++seed, { m: 12, n: 8, k: 8, transA: true, batch: 2, strideB: 66 })).toBe('tiled');
     expect(await check(++seed, { m: 10, n: 8, k: 8, transA: true })).toBe(software ? 'outer_tn_ragged' : 'tiled');
   });
 
@@ -521,12 +523,40 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     }
   });
 
+  it('a stack of products (batch with strideBias): each batch its own bias and k-sums, on every kernel', async () => {
+    // q, k and v of one input in one dispatch: A shared (strideA 0), B and C batch after batch
+    // with gaps between them, each batch's bias (and bias gradient) strideBias further on.
+    const software = harness.info.isFallback;
+    let seed = 1700;
+    const stack = { batch: 3, strideA: 0 };
+    const cases: [MatmulShape & MatmulFusedRefShape, string, Options & { extra?: boolean }][] = [
+      [{ ...stack, m: 12, n: 8, k: 8, strideB: 72, strideC: 100, strideBias: 12 }, software ? 'blocked' : 'tiled_vec4', { bias: true }],
+      [{ ...stack, m: 12, n: 8, k: 8, strideB: 72, strideBias: 12, alpha: 0.5, beta: 1 }, software ? 'blocked' : 'tiled_vec4', { bias: true, withC: true }],
+      [{ ...stack, m: 12, n: 7, k: 8, transB: true, strideB: 60, strideBias: 9 }, software ? 'blocked_ragged' : 'tiled', { bias: true }],
+      [{ ...stack, m: 3, n: 8, k: 8, strideBias: 10 }, 'skinny_nn', { bias: true }],
+      [{ ...stack, m: 3, n: 8, k: 8, transB: true, strideBias: 8 }, 'skinny_nt', { bias: true }],
+      [{ ...stack, m: 3, n: 6, k: 8, strideBias: 7 }, 'small_m', { bias: true }],
+      [{ ...stack, m: 12, n: 7, k: 9, strideBias: 7, path: 'tiled' }, 'tiled', { bias: true }],
+      [{ ...stack, m: 12, n: 8, k: 8, strideBias: 8, path: 'tiled' }, 'tiled_vec4', { bias: true }],
+      [{ ...stack, m: 3, n: 8, k: 8, strideBias: 10, epilogue: 'gelu' }, 'skinny_nn', { bias: true }],
+      // Weight gradients of the stack: dW_b += Xᵀ.dY_b, db_b += colsum(dY_b) (in_out), or the rows of dY_bᵀ (out_in).
+      [{ ...stack, m: 12, n: 8, k: 16, transA: true, strideB: 132, strideC: 100, sumK: 'b', strideBias: 12, alpha: 0.5, beta: 1 }, software ? 'outer_tn' : 'tiled_vec4', { withC: true, extra: true }],
+      [{ ...stack, strideA: 196, strideB: 0, m: 12, n: 8, k: 16, transA: true, sumK: 'a', strideBias: 13 }, software ? 'outer_tn' : 'tiled_vec4', {}],
+      [{ ...stack, m: 12, n: 8, k: 16, transA: true, strideB: 132, sumK: 'b', strideBias: 12, beta: 1, path: 'tiled' }, 'tiled_vec4', { withC: true, extra: true }],
+      [{ ...stack, m: 13, n: 7, k: 9, transA: true, sumK: 'b', strideBias: 9 }, 'tiled', {}],
+    ];
+    for (const [shape, kernel, opts] of cases) {
+      const fused = shape.sumK || (shape.epilogue && shape.epilogue !== 'none');
+      expect(await (fused ? checkFused(++seed, shape, opts) : check(++seed, shape, opts)), JSON.stringify(shape)).toBe(kernel);
+    }
+  });
+
   it('fused products refuse a missing or misused extra operand', async () => {
     const ok = { a: [1, 2, 3, 4], b: [1, 2, 3, 4], m: 2, n: 2, k: 2 };
     const refuse = (input: object, message: RegExp) => expect(harness.runModule(CASES, 'matmulFused', input)).rejects.toThrow(message);
     await refuse({ ...ok, epilogue: 'residual' }, /RangeError: extra is required by the 'residual' epilogue/);
     await refuse({ ...ok, epilogue: 'gelu', sumK: 'b' }, /RangeError: a product takes an epilogue or a k-sum/);
-    await refuse({ ...ok, sumK: 'b', batch: 2, strideA: 0, strideB: 0, strideC: 4 }, /RangeError: sumK needs batch = 1/);
+    await refuse({ ...ok, sumK: 'b', batch: 2, strideA: 0, strideB: 0, strideC: 4 }, /RangeError: strideBias = 0 would make the 2 batches' k-sums overlap/);
     await refuse({ ...ok, sumK: 'a', path: 'small' }, /RangeError: sumK runs on the tiled kernels/);
     await refuse({ ...ok, extra: [0, 0, 0, 0] }, /RangeError: extra is given but the product has no epilogue/);
     await refuse({ ...ok, epilogue: 'relu' }, /RangeError: epilogue must be/);
