@@ -3,7 +3,7 @@
 // Everything stays on the GPU: the token ids come from the previous step's sampler buffer.
 // The step's temporaries come from a recording scratch, so a chunk of steps recorded together
 // reuses one step's worth of buffers.
-import type { Recorder } from '../gpu/recorder';
+import type { Binding, Recorder } from '../gpu/recorder';
 import { recordAttentionDecode } from '../ops/attention';
 import { recordEmbeddingForward } from '../ops/embedding';
 import { recordGeluForward, recordSwigluForward } from '../ops/activation';
@@ -76,15 +76,21 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
     done(a, b);
     return n;
   };
-  let pending: GPUBuffer | null = null;
-  names.layers.forEach((l, i) => {
-    const n1 = pending ? addNorm(x, pending, l.norm1, l.norm1Bias) : model.norm(rec, B, x, l.norm1, l.norm1Bias, D, rt);
-    x = n1.x;
-    done(n1.stats);
-    let q = model.project(rec, i, 'q', n1.y, B, scratch);
-    let k = model.project(rec, i, 'k', n1.y, B, scratch);
-    const v = model.project(rec, i, 'v', n1.y, B, scratch);
-    done(n1.y);
+  // q, k and v of layer i: one stacked product where the layer has a stack, else a product
+  // each, then the q/k norms and RoPE; x is done after the products. The buffers behind them are done once the cache writes
+  // (`cached`) or attention (`read`) have read them.
+  type Inputs = { q: Binding; k: Binding; v: Binding; cached: GPUBuffer[]; read: GPUBuffer[] };
+  const attentionInput = (i: number, x: GPUBuffer): Inputs => {
+    const stacked = model.projectAttentionInput(rec, i, x, B, scratch);
+    if (stacked) {
+      done(x);
+      return { ...stacked, cached: [], read: [stacked.buffer] };
+    }
+    const l = names.layers[i];
+    let q = model.project(rec, i, 'q', x, B, scratch);
+    let k = model.project(rec, i, 'k', x, B, scratch);
+    const v = model.project(rec, i, 'v', x, B, scratch);
+    done(x);
     if (l.qNorm && l.kNorm) {
       const qn = model.norm(rec, B * c.numHeads, q, l.qNorm, null, c.headDim, rt);
       const kn = model.norm(rec, B * c.numKvHeads, k, l.kNorm, null, c.headDim, rt);
@@ -98,9 +104,17 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
       done(q, k);
       [q, k] = [rq, rk];
     }
+    return { q, k, v, cached: [k, v], read: [q] };
+  };
+  let pending: GPUBuffer | null = null;
+  names.layers.forEach((l, i) => {
+    const n1 = pending ? addNorm(x, pending, l.norm1, l.norm1Bias) : model.norm(rec, B, x, l.norm1, l.norm1Bias, D, rt);
+    x = n1.x;
+    done(n1.stats);
+    const { q, k, v, cached, read } = attentionInput(i, n1.y);
     recordKvCacheWrite(model.rt, rec, k, cache.keys[i], cache.shape, input.length - 1, 1);
     recordKvCacheWrite(model.rt, rec, v, cache.values[i], cache.shape, input.length - 1, 1);
-    done(k, v);
+    done(...cached);
     const att = recordAttentionDecode(rt, rec, q, cache.keys[i], cache.values[i], input.pads, {
       batch: B,
       numHeads: c.numHeads,
@@ -109,7 +123,7 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
       maxSeqLen: cache.shape.maxSeqLen,
       length: input.length,
     });
-    done(q);
+    done(...read);
     const o = model.project(rec, i, 'o', att, B, scratch);
     done(att);
     const n2 = addNorm(x, o, l.norm2, l.norm2Bias);

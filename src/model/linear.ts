@@ -67,7 +67,7 @@ export function linearBackwardInputGelu(rt: GpuRuntime, rec: Recorder, dy: GPUBu
 export function linearBackwardInput(
   rt: GpuRuntime,
   rec: Recorder,
-  dy: GPUBuffer,
+  dy: Binding,
   w: Binding,
   s: LinearShape,
   into?: GPUBuffer,
@@ -78,7 +78,7 @@ export function linearBackwardInput(
 }
 
 /** out [rows, in] = (or +=) dy · (the transpose of the forward map), into the caller's buffer. */
-export function linearBackwardInputInto(rt: GpuRuntime, rec: Recorder, dy: GPUBuffer, w: Binding, s: LinearShape, out: GPUBuffer, mode: 'write' | 'add'): void {
+export function linearBackwardInputInto(rt: GpuRuntime, rec: Recorder, dy: Binding, w: Binding, s: LinearShape, out: GPUBuffer, mode: 'write' | 'add'): void {
   recordMatmul(rt, rec, { a: dy, b: w, c: out }, { m: s.rows, n: s.inDim, k: s.outDim, transB: s.layout === 'in_out', beta: mode === 'add' ? 1 : 0 });
 }
 
@@ -99,5 +99,52 @@ export function linearBackwardParams(
     recordMatmul(rt, rec, { a: x, b: dy, c: dW, extra: dBias }, { m: s.inDim, n: s.outDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'b' : null });
   } else {
     recordMatmul(rt, rec, { a: dy, b: x, c: dW, extra: dBias }, { m: s.outDim, n: s.inDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'a' : null });
+  }
+}
+
+/**
+ * Several linear layers of one shape on one input (a layer's q, k and v): `count` weights
+ * `weightStride` floats apart in one buffer, their biases `biasStride` apart, their outputs
+ * (and output gradients) `slot` floats apart in one buffer. Each product below is then one
+ * dispatch for all of them (a matmul batch), where it was one per layer.
+ */
+export interface LinearStack {
+  count: number;
+  weightStride: number;
+  biasStride: number;
+  slot: number;
+}
+
+/** y_i [rows, out] = x W_i (+ bias_i) for every layer i of the stack, into slot i of `y`. */
+export function linearForwardStack(rt: GpuRuntime, rec: Recorder, x: GPUBuffer, w: Binding, bias: Binding | null, s: LinearShape, st: LinearStack, y: GPUBuffer): void {
+  recordMatmul(rt, rec, { a: x, b: w, c: y, bias }, {
+    m: s.rows,
+    n: s.outDim,
+    k: s.inDim,
+    transB: s.layout === 'out_in',
+    batch: st.count,
+    strideA: 0,
+    strideB: st.weightStride,
+    strideC: st.slot,
+    strideBias: st.biasStride,
+  });
+}
+
+/** linearBackwardParams for every layer of the stack in one dispatch: dW_i += ..., dBias_i += ... from slot i of `dy`. */
+export function linearBackwardParamsStack(
+  rt: GpuRuntime,
+  rec: Recorder,
+  x: GPUBuffer,
+  dy: GPUBuffer,
+  dW: Binding,
+  dBias: Binding | null,
+  s: LinearShape,
+  st: LinearStack,
+): void {
+  const batch = { batch: st.count, strideC: st.weightStride, strideBias: st.biasStride };
+  if (s.layout === 'in_out') {
+    recordMatmul(rt, rec, { a: x, b: dy, c: dW, extra: dBias }, { m: s.inDim, n: s.outDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'b' : null, strideA: 0, strideB: st.slot, ...batch });
+  } else {
+    recordMatmul(rt, rec, { a: dy, b: x, c: dW, extra: dBias }, { m: s.outDim, n: s.inDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'a' : null, strideA: st.slot, strideB: 0, ...batch });
   }
 }

@@ -11,7 +11,7 @@
 // pool is trimmed (BufferPool.trim) before and after sampling.
 import type { ModelConfig } from './config';
 import type { LoraConfig } from './loraConfig';
-import { modelLayout, sitesReading, type ModelLayout } from './memoryLayout';
+import { modelLayout, qkvStackBytes, sitesReading, type ModelLayout } from './memoryLayout';
 import { prefillBuffers, samplingBuffers } from './memorySampling';
 import { allocatedBytes, PoolSim, poolBucket, ScratchSim, Tally, type BufferEstimate } from './memorySim';
 import { loraParameterSpecs, type SiteInput } from './loraSites';
@@ -148,8 +148,11 @@ export function forwardBuffers(t: Tally, L: ModelLayout, batch: number, seqLen: 
   for (let layer = 0; layer < c.numLayers; layer++) {
     t.add('norm1', R * D * F32);
     t.add('norm1 stats', R * 8);
-    t.add('q', R * qDim * F32);
-    t.add('k, v', R * kvDim * F32, 2);
+    if (L.qkvStacked) t.add('q, k, v', qkvStackBytes(L, R));
+    else {
+      t.add('q', R * qDim * F32);
+      t.add('k, v', R * kvDim * F32, 2);
+    }
     lora(layer, 'attention_input');
     if (c.qkNorm) {
       t.add('q norm', R * qDim * F32);
@@ -211,6 +214,40 @@ export function backwardBuffers(t: Tally, L: ModelLayout, batch: number, seqLen:
   const gpt2 = !L.llama;
   const sim = new ScratchSim(t);
   const lora = (layer: number, input: SiteInput) => siteBackward(sim, L, layer, input, R, dropout);
+  // From attention's output gradient dAttn (done with) to dNorm1, as Transformer.layerBackward runs it.
+  const stackedInputBackward = (layer: number, dAttn: number) => {
+    // Attention writes dq, dk, dv into the stack's slots; dW of the three is one product.
+    const dqkv = sim.take('d q, k, v', qkvStackBytes(L, R));
+    sim.alloc('attention row stats', batch * c.numHeads * seqLen * 8);
+    sim.done(dAttn);
+    const dNorm1 = sim.take('d norm1', R * D * F32);
+    lora(layer, 'attention_input');
+    sim.done(dqkv);
+    return dNorm1;
+  };
+  const separateInputBackward = (layer: number, dAttn: number) => {
+    sim.alloc('attention row stats', batch * c.numHeads * seqLen * 8);
+    let dq = sim.alloc('dq', R * qDim * F32);
+    let dk = sim.alloc('dk', R * kvDim * F32);
+    const dv = sim.alloc('dv', R * kvDim * F32);
+    sim.done(dAttn);
+    if (L.llama) {
+      const rq = sim.alloc('rope dq', R * qDim * F32);
+      const rk = sim.alloc('rope dk', R * kvDim * F32);
+      sim.done(dq, dk);
+      [dq, dk] = [rq, rk];
+    }
+    if (c.qkNorm) {
+      const nq = normBackward(sim, R * c.numHeads, c.headDim, frozen, false);
+      const nk = normBackward(sim, R * c.numKvHeads, c.headDim, frozen, false);
+      sim.done(dq, dk);
+      [dq, dk] = [nq, nk];
+    }
+    const dNorm1 = sim.take('d norm1', R * D * F32);
+    lora(layer, 'attention_input');
+    sim.done(dq, dk, dv);
+    return dNorm1;
+  };
   const dnf = sim.take('d final norm', R * D * F32);
   let dOut = normBackward(sim, R, D, frozen, gpt2);
   sim.done(dnf);
@@ -235,26 +272,7 @@ export function backwardBuffers(t: Tally, L: ModelLayout, batch: number, seqLen:
     sim.done(dNorm2, dOut);
     const dAttn = sim.take('d attention', R * qDim * F32);
     lora(layer, 'attention_output');
-    sim.alloc('attention row stats', batch * c.numHeads * seqLen * 8);
-    let dq = sim.alloc('dq', R * qDim * F32);
-    let dk = sim.alloc('dk', R * kvDim * F32);
-    const dv = sim.alloc('dv', R * kvDim * F32);
-    sim.done(dAttn);
-    if (L.llama) {
-      const rq = sim.alloc('rope dq', R * qDim * F32);
-      const rk = sim.alloc('rope dk', R * kvDim * F32);
-      sim.done(dq, dk);
-      [dq, dk] = [rq, rk];
-    }
-    if (c.qkNorm) {
-      const nq = normBackward(sim, R * c.numHeads, c.headDim, frozen, false);
-      const nk = normBackward(sim, R * c.numKvHeads, c.headDim, frozen, false);
-      sim.done(dq, dk);
-      [dq, dk] = [nq, nk];
-    }
-    const dNorm1 = sim.take('d norm1', R * D * F32);
-    lora(layer, 'attention_input');
-    sim.done(dq, dk, dv);
+    const dNorm1 = L.qkvStacked ? stackedInputBackward(layer, dAttn) : separateInputBackward(layer, dAttn);
     const dx = normBackward(sim, R, D, frozen, gpt2);
     sim.done(dNorm1, dx1);
     dOut = dx;

@@ -3,6 +3,7 @@
 import type { ModelConfig } from './config';
 import { resolveLoraConfig, type LoraConfig } from './loraConfig';
 import { loraSites, type LoraSite, type ProjectionRole, type SiteInput } from './loraSites';
+import { stackSlot, stacksAttentionInput } from './qkvStack';
 
 export interface ModelLayout {
   c: ModelConfig;
@@ -12,6 +13,8 @@ export interface ModelLayout {
   qDim: number;
   kvDim: number;
   llama: boolean;
+  /** q, k and v computed as one stack (qkvStack.ts): one buffer of three slots. */
+  qkvStacked: boolean;
   sites: LoraSite[];
   r: number;
   /** lora_dropout > 0: training passes draw dropout masks (when given a dropout seed). */
@@ -28,6 +31,7 @@ export function modelLayout(config: ModelConfig, lora: Partial<LoraConfig> | nul
     qDim: config.numHeads * config.headDim,
     kvDim: config.numKvHeads * config.headDim,
     llama: config.architecture === 'llama',
+    qkvStacked: stacksAttentionInput(config),
     sites: resolved ? loraSites(config, resolved.target_modules) : [],
     r: resolved?.r ?? 0,
     dropout: (resolved?.lora_dropout ?? 0) > 0,
@@ -42,4 +46,9 @@ export function sitesReading(L: ModelLayout, layer: number, input: SiteInput): L
 /** Whether an adapter adds into projection `role` of `layer` (Transformer.project applies it). */
 export function adapted(L: ModelLayout, layer: number, role: ProjectionRole): boolean {
   return L.sites.some((s) => s.layer === layer && s.outputs.some((o) => o.role === role));
+}
+
+/** Bytes of the buffer holding a q, k, v stack for `rows` token rows (Transformer: three slots). */
+export function qkvStackBytes(L: ModelLayout, rows: number): number {
+  return 3 * stackSlot(rows, L.qDim) * 4;
 }

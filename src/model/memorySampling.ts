@@ -4,7 +4,7 @@
 // layer), then chunks of decode steps (recordDecodeStep, one scratch per chunk). Pure: no GPU
 // import. Assumes no sequence stops early (EOS), the largest case.
 import type { ModelLayout } from './memoryLayout';
-import { adapted, sitesReading } from './memoryLayout';
+import { adapted, qkvStackBytes, sitesReading } from './memoryLayout';
 import { PoolSim, ScratchSim, Tally, type BufferEstimate } from './memorySim';
 import type { ProjectionRole } from './loraSites';
 
@@ -54,10 +54,16 @@ export function prefillBuffers(L: ModelLayout, batch: number, seqLen: number, op
     const sites = adapters ? sitesReading(L, layer, input).length : 0;
     for (let i = 0; i < sites; i++) s.done(s.take('prefill lora H', R * L.r * F32));
   };
-  let x = s.take('prefill embeddings', R * D * F32);
-  for (let layer = 0; layer < c.numLayers; layer++) {
-    const n1 = s.take('prefill norm', R * D * F32);
-    s.done(s.take('prefill norm stats', R * 8));
+  // From the norm's output n1 to attention's output, as Transformer.layerForward runs it.
+  const stackedAttention = (layer: number, n1: number) => {
+    const qkv = s.take('prefill q, k, v', qkvStackBytes(L, R));
+    lora(layer, 'attention_input');
+    s.done(n1);
+    const att = s.take('prefill attention out', R * qDim * F32);
+    s.done(qkv, s.take('prefill attention lse', batch * c.numHeads * seqLen * F32));
+    return att;
+  };
+  const separateAttention = (layer: number, n1: number) => {
     let q = s.take('prefill q', R * qDim * F32);
     let k = s.take('prefill k', R * kvDim * F32);
     const v = s.take('prefill v', R * kvDim * F32);
@@ -81,6 +87,13 @@ export function prefillBuffers(L: ModelLayout, batch: number, seqLen: number, op
     const att = s.take('prefill attention out', R * qDim * F32);
     const lse = s.take('prefill attention lse', batch * c.numHeads * seqLen * F32);
     s.done(q, k, v, lse);
+    return att;
+  };
+  let x = s.take('prefill embeddings', R * D * F32);
+  for (let layer = 0; layer < c.numLayers; layer++) {
+    const n1 = s.take('prefill norm', R * D * F32);
+    s.done(s.take('prefill norm stats', R * 8));
+    const att = L.qkvStacked ? stackedAttention(layer, n1) : separateAttention(layer, n1);
     // The o and down projections write the residual stream directly (residual epilogue).
     const x1 = s.take('prefill residual', R * D * F32);
     lora(layer, 'attention_output');
@@ -150,27 +163,37 @@ function decodeStep(s: ScratchSim, L: ModelLayout, B: number): number {
       n1 = n.y;
       s.done(n.stats);
     }
-    let q = project(layer, 'q', qDim);
-    let k = project(layer, 'k', kvDim);
-    const v = project(layer, 'v', kvDim);
-    s.done(n1);
-    if (c.qkNorm) {
-      const qn = s.take('decode q norm', B * qDim * F32);
-      const qs = s.take('decode q norm stats', B * c.numHeads * 8);
-      const kn = s.take('decode k norm', B * kvDim * F32);
-      const ks = s.take('decode k norm stats', B * c.numKvHeads * 8);
-      s.done(q, k, qs, ks);
-      [q, k] = [qn, kn];
+    let att: number;
+    if (L.qkvStacked) {
+      // One product into one buffer; each adapter site reading n1 runs once (its H a temporary).
+      const qkv = s.take('decode q, k, v', qkvStackBytes(L, B));
+      for (let i = sitesReading(L, layer, 'attention_input').length; i > 0; i--) s.done(s.take('decode lora H', B * L.r * F32));
+      s.done(n1);
+      att = s.take('decode attention', B * qDim * F32);
+      s.done(qkv);
+    } else {
+      let q = project(layer, 'q', qDim);
+      let k = project(layer, 'k', kvDim);
+      const v = project(layer, 'v', kvDim);
+      s.done(n1);
+      if (c.qkNorm) {
+        const qn = s.take('decode q norm', B * qDim * F32);
+        const qs = s.take('decode q norm stats', B * c.numHeads * 8);
+        const kn = s.take('decode k norm', B * kvDim * F32);
+        const ks = s.take('decode k norm stats', B * c.numKvHeads * 8);
+        s.done(q, k, qs, ks);
+        [q, k] = [qn, kn];
+      }
+      if (L.llama) {
+        const rq = s.take('decode rope q', B * qDim * F32);
+        const rk = s.take('decode rope k', B * kvDim * F32);
+        s.done(q, k);
+        [q, k] = [rq, rk];
+      }
+      s.done(k, v);
+      att = s.take('decode attention', B * qDim * F32);
+      s.done(q);
     }
-    if (L.llama) {
-      const rq = s.take('decode rope q', B * qDim * F32);
-      const rk = s.take('decode rope k', B * kvDim * F32);
-      s.done(q, k);
-      [q, k] = [rq, rk];
-    }
-    s.done(k, v);
-    const att = s.take('decode attention', B * qDim * F32);
-    s.done(q);
     const o = project(layer, 'o', D);
     s.done(att);
     const { sum: x1, y: n2, stats: n2Stats } = addNorm(x, o, 'decode norm');

@@ -35,6 +35,21 @@ export interface BufferRange {
   size: number;
 }
 
+/**
+ * Tensors of one size at one stride in one arena, seen as a batch of matrices: `value` and `grad`
+ * cover them all, the i-th starting `stride` floats after the (i-1)-th. A matmul's batch then
+ * reads or writes them in one dispatch (q, k and v of a layer).
+ */
+export interface ParameterStack {
+  value: BufferRange;
+  /** Null when the tensors are frozen. */
+  grad: BufferRange | null;
+  /** Floats from one tensor's start to the next's. */
+  stride: number;
+  /** Floats per tensor. */
+  count: number;
+}
+
 /** A binding's buffer and byte offset. */
 function rangeOf(b: Binding): { buffer: GPUBuffer; offset: number } {
   return 'buffer' in b ? { buffer: b.buffer, offset: b.offset ?? 0 } : { buffer: b, offset: 0 };
@@ -142,6 +157,35 @@ export class ParameterStore {
     const p = this.byName.get(name);
     if (!p) throw new Error(`the model has no parameter ${name}`);
     return p;
+  }
+
+  /**
+   * The named tensors as one stack, or null when they do not form one: different sizes, other
+   * arenas, or uneven spacing (the arena keeps tensors in the order they were added, so
+   * parameterSpecs lists q, k and v next to each other).
+   */
+  stack(names: readonly string[]): ParameterStack | null {
+    const ps = names.map((n) => this.get(n));
+    const [first, second] = ps;
+    if (!first) return null;
+    const stride = second ? second.value.offset - first.value.offset : 0;
+    const frozen = first.grad === null;
+    const even = ps.every(
+      (p, i) =>
+        p.count === first.count &&
+        p.value.buffer === first.value.buffer &&
+        p.value.offset === first.value.offset + i * stride &&
+        (p.grad === null) === frozen &&
+        (frozen || p.grad!.buffer === first.grad!.buffer),
+    );
+    if (!even || stride < 0 || (ps.length > 1 && stride < first.value.size)) return null;
+    const size = (ps.length - 1) * stride + first.value.size;
+    return {
+      value: { buffer: first.value.buffer, offset: first.value.offset, size },
+      grad: frozen ? null : { buffer: first.grad!.buffer, offset: first.grad!.offset, size },
+      stride: stride / 4,
+      count: first.count,
+    };
   }
 
   has(name: string): boolean {

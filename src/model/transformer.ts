@@ -10,7 +10,7 @@
 // (temporaries are reused from layer to layer), can fill a KV cache, and computes the final norm
 // and head at each row's last position only.
 import type { GpuRuntime } from '../gpu/runtime';
-import type { Recorder } from '../gpu/recorder';
+import type { Binding, Recorder } from '../gpu/recorder';
 import { recordAttentionBackward, recordAttentionForward, type AttentionForward } from '../ops/attention';
 import { recordEmbeddingBackward, recordEmbeddingForward } from '../ops/embedding';
 import { recordGeluBackward, recordGeluForward, recordSwigluBackward, recordSwigluForward } from '../ops/activation';
@@ -21,12 +21,24 @@ import { recordNormBackward, recordNormForward, type NormForward } from '../ops/
 import { createRopeTable, recordRope, recordRopeBackward, ropePositions, type RopeTable } from '../ops/rope';
 import type { ModelConfig } from './config';
 import type { KvCache } from './decode';
-import { linearBackwardInput, linearBackwardInputGelu, linearBackwardInputInto, linearBackwardParams, linearForward, linearForwardGelu, type LinearShape } from './linear';
+import {
+  linearBackwardInput,
+  linearBackwardInputGelu,
+  linearBackwardInputInto,
+  linearBackwardParams,
+  linearBackwardParamsStack,
+  linearForward,
+  linearForwardGelu,
+  linearForwardStack,
+  type LinearShape,
+  type LinearStack,
+} from './linear';
 import { LoraAdapters, projectionBias, projectionWeight, type LoraConfig, type LoraSite, type ProjectionRole, type SiteInput } from './lora';
 import { initialLoraTensors } from './loraInit';
 import { recordLoraBackward, recordLoraForward, type LoraBlock, type LoraShape } from './loraLinear';
-import type { BufferRange, ParameterStore } from './parameters';
+import type { BufferRange, ParameterStack, ParameterStore } from './parameters';
 import { RecordingScratch, scratchRuntime, type Scratch } from './scratch';
+import { stackSlot, stacksAttentionInput } from './qkvStack';
 import { modelNames, type LayerNames, type ModelNames } from './weights';
 
 /** Left-padded token ids: row b holds pads[b] padding positions, then its tokens. */
@@ -38,8 +50,41 @@ export interface TokenBatch {
   pads: ArrayLike<number>;
 }
 
+/**
+ * A layer's q, k and v projections as one stack (one product computes the three, one computes
+ * their weight gradients): the weights (and biases) at one stride in the parameter arena, the
+ * outputs in slots of one buffer, each slot starting at a binding offset the device accepts.
+ */
+interface AttentionInputStack {
+  weights: ParameterStack;
+  biases: ParameterStack | null;
+  linear: LinearStack;
+}
+
+/** What attention reads, as one layer's forward made it. */
+interface AttentionInput {
+  q: Binding;
+  k: Binding;
+  v: Binding;
+  /** The buffers behind q, k and v, handed back once attention has read them. */
+  held: GPUBuffer[];
+  lora: LoraSiteForward[];
+  qNorm: NormForward | null;
+  kNorm: NormForward | null;
+}
+
+/** q, k and v as ranges of the stack's one buffer. */
+export interface StackedQkv {
+  buffer: GPUBuffer;
+  q: BufferRange;
+  k: BufferRange;
+  v: BufferRange;
+}
+
 interface LayerActivations {
   norm1: NormForward;
+  /** The q, k, v stack the forward used (its slots hold attention's q, k, v), or null. */
+  qkvStack: AttentionInputStack | null;
   qNorm: NormForward | null;
   kNorm: NormForward | null;
   attention: AttentionForward;
@@ -325,7 +370,7 @@ export class Transformer {
     );
     names.layers.forEach((l, i) => {
       const writeKv = cache
-        ? (k: GPUBuffer, v: GPUBuffer) => {
+        ? (k: Binding, v: Binding) => {
             recordKvCacheWrite(rt, rec, k, cache.keys[i], cache.shape, 0, P);
             recordKvCacheWrite(rt, rec, v, cache.values[i], cache.shape, 0, P);
           }
@@ -365,6 +410,63 @@ export class Transformer {
     const kvDim = c.numKvHeads * c.headDim;
     const lin = (inDim: number, outDim: number): LinearShape => ({ rows, inDim, outDim, layout });
     return { q: lin(c.hiddenSize, qDim), kv: lin(c.hiddenSize, kvDim), o: lin(qDim, c.hiddenSize), up: lin(c.hiddenSize, c.intermediateSize), down: lin(c.intermediateSize, c.hiddenSize) };
+  }
+
+  /**
+   * Layer `l`'s q, k and v as one stack for `rows` token rows, or null where they cannot form
+   * one (stacksAttentionInput: GPT-2's layers do), or where the weights (biases) do not lie at
+   * one stride in one arena (an arena split at the device's buffer limit).
+   */
+  private attentionStack(l: LayerNames, rows: number): AttentionInputStack | null {
+    const c = this.config;
+    if (!stacksAttentionInput(c)) return null;
+    const weights = this.params.stack([l.q, l.k, l.v]);
+    if (!weights) return null;
+    const biasNames = [l.qBias, l.kBias, l.vBias];
+    let biases: ParameterStack | null = null;
+    if (biasNames.some((b) => b !== null)) {
+      if (biasNames.some((b) => b === null)) return null;
+      biases = this.params.stack(biasNames as string[]);
+      if (!biases) return null;
+    }
+    const slot = stackSlot(rows, c.numHeads * c.headDim, this.rt.device.limits.minStorageBufferOffsetAlignment);
+    return { weights, biases, linear: { count: 3, weightStride: weights.stride, biasStride: biases?.stride ?? 0, slot } };
+  }
+
+  /** Records the stack's three products of x into one buffer from `rt`. */
+  private projectStack(rec: Recorder, rt: GpuRuntime, stack: AttentionInputStack, x: GPUBuffer, rows: number): StackedQkv {
+    const buffer = rt.storage(3 * stack.linear.slot * 4, 'linear.qkv');
+    linearForwardStack(rt, rec, x, stack.weights.value, stack.biases?.value ?? null, this.shapes(rows).q, stack.linear, buffer);
+    return { buffer, ...this.stackSlots(buffer, stack, rows) };
+  }
+
+  /** q, k and v (or their gradients) as ranges of a stack's buffer. */
+  private stackSlots(buffer: GPUBuffer, stack: AttentionInputStack, rows: number): { q: BufferRange; k: BufferRange; v: BufferRange } {
+    const size = rows * this.config.numHeads * this.config.headDim * 4;
+    const at = (i: number): BufferRange => ({ buffer, offset: i * stack.linear.slot * 4, size });
+    return { q: at(0), k: at(1), v: at(2) };
+  }
+
+  /**
+   * For code that runs the layers itself (the KV-cache decode step): q, k and v of `layer` for
+   * x [rows, hidden] as one product into one temporary of `scratch`, with the adapters that read
+   * x (never dropout); null where the layer has no stack (then project() each of them).
+   */
+  projectAttentionInput(rec: Recorder, layer: number, x: GPUBuffer, rows: number, scratch: Scratch): StackedQkv | null {
+    if (!Number.isInteger(layer) || layer < 0 || layer >= this.config.numLayers) {
+      throw new RangeError(`layer must be an integer in [0, ${this.config.numLayers}), got ${layer}`);
+    }
+    const stack = this.attentionStack(this.names.layers[layer], rows);
+    if (!stack) return null;
+    const rt = scratchRuntime(this.rt, scratch);
+    const out = this.projectStack(rec, rt, stack, x, rows);
+    const slots: Partial<Record<ProjectionRole, BufferRange>> = { q: out.q, k: out.k, v: out.v };
+    const sites = this.adaptersOn && this.adapters ? this.adapters.sitesOf(layer, 'attention_input') : [];
+    for (const site of sites) {
+      const ys = site.outputs.map((o) => slots[o.role]!);
+      scratch.done(recordLoraForward(rt, rec, x, this.weight(site.a), this.siteBlocks(site), ys, this.loraShape(site, rows), null, scratch));
+    }
+    return out;
   }
 
   private shapeOf(role: ProjectionRole, rows: number): LinearShape {
@@ -416,7 +518,7 @@ export class Transformer {
     layer: number,
     input: SiteInput,
     x: GPUBuffer,
-    outputs: Partial<Record<ProjectionRole, GPUBuffer>>,
+    outputs: Partial<Record<ProjectionRole, Binding>>,
     rows: number,
     buffers: PassBuffers,
   ): LoraSiteForward[] {
@@ -431,36 +533,42 @@ export class Transformer {
     });
   }
 
-  /**
-   * One layer's forward. `buffers` decides where outputs come from and whether they are kept
-   * (training) or handed back once dead (inference); `writeKv` receives the keys (after q/k norm
-   * and RoPE) and values that attention reads, while they are still alive.
-   */
-  private layerForward(
+  /** q, k and v from the layer's stack: one product into one buffer, then the adapters that read the same input (x is done after them). */
+  private stackedAttentionInput(
+    rec: Recorder,
+    index: number,
+    stack: AttentionInputStack,
+    x: GPUBuffer,
+    rows: number,
+    buffers: PassBuffers,
+    run: AdapterRun | null,
+  ): AttentionInput {
+    const out = this.projectStack(rec, buffers.rt, stack, x, rows);
+    buffers.keep(out.buffer);
+    const lora = this.adaptForward(rec, run, index, 'attention_input', x, { q: out.q, k: out.k, v: out.v }, rows, buffers);
+    buffers.done(x);
+    return { q: out.q, k: out.k, v: out.v, held: [out.buffer], lora, qNorm: null, kNorm: null };
+  }
+
+  /** q, k and v one product each, then the adapters (x is done after them), the q/k norms (Qwen3) and RoPE (Llama). */
+  private separateAttentionInput(
     rec: Recorder,
     index: number,
     l: LayerNames,
     x: GPUBuffer,
-    tokens: TokenBatch,
+    rows: number,
     posBuf: GPUBuffer,
-    padBuf: GPUBuffer,
     buffers: PassBuffers,
     run: AdapterRun | null,
-    writeKv: ((k: GPUBuffer, v: GPUBuffer) => void) | null,
-  ): { activations: LayerActivations; out: GPUBuffer } {
+  ): AttentionInput {
     const { config: c } = this;
     const { rt, keep, done } = buffers;
-    const rows = tokens.batch * tokens.seqLen;
     const s = this.shapes(rows);
-    const norm1 = this.norm(rec, rows, x, l.norm1, l.norm1Bias, c.hiddenSize, rt);
-    keep(norm1.y);
-    keep(norm1.stats);
-    done(norm1.stats);
-    let q = keep(linearForward(rt, rec, norm1.y, this.weight(l.q), this.opt(l.qBias, 'value'), s.q));
-    let k = keep(linearForward(rt, rec, norm1.y, this.weight(l.k), this.opt(l.kBias, 'value'), s.kv));
-    const v = keep(linearForward(rt, rec, norm1.y, this.weight(l.v), this.opt(l.vBias, 'value'), s.kv));
-    const lora = this.adaptForward(rec, run, index, 'attention_input', norm1.y, { q, k, v }, rows, buffers);
-    done(norm1.y);
+    let q = keep(linearForward(rt, rec, x, this.weight(l.q), this.opt(l.qBias, 'value'), s.q));
+    let k = keep(linearForward(rt, rec, x, this.weight(l.k), this.opt(l.kBias, 'value'), s.kv));
+    const v = keep(linearForward(rt, rec, x, this.weight(l.v), this.opt(l.vBias, 'value'), s.kv));
+    const lora = this.adaptForward(rec, run, index, 'attention_input', x, { q, k, v }, rows, buffers);
+    done(x);
     let qNorm: NormForward | null = null;
     let kNorm: NormForward | null = null;
     if (l.qNorm && l.kNorm) {
@@ -479,6 +587,39 @@ export class Transformer {
       done(q, k);
       [q, k] = [rq, rk];
     }
+    return { q, k, v, held: [q, k, v], lora, qNorm, kNorm };
+  }
+
+  /**
+   * One layer's forward. `buffers` decides where outputs come from and whether they are kept
+   * (training) or handed back once dead (inference); `writeKv` receives the keys (after q/k norm
+   * and RoPE) and values that attention reads, while they are still alive.
+   */
+  private layerForward(
+    rec: Recorder,
+    index: number,
+    l: LayerNames,
+    x: GPUBuffer,
+    tokens: TokenBatch,
+    posBuf: GPUBuffer,
+    padBuf: GPUBuffer,
+    buffers: PassBuffers,
+    run: AdapterRun | null,
+    writeKv: ((k: Binding, v: Binding) => void) | null,
+  ): { activations: LayerActivations; out: GPUBuffer } {
+    const { config: c } = this;
+    const { rt, keep, done } = buffers;
+    const rows = tokens.batch * tokens.seqLen;
+    const s = this.shapes(rows);
+    const norm1 = this.norm(rec, rows, x, l.norm1, l.norm1Bias, c.hiddenSize, rt);
+    keep(norm1.y);
+    keep(norm1.stats);
+    done(norm1.stats);
+    const qkvStack = this.attentionStack(l, rows);
+    const inputs = qkvStack
+      ? this.stackedAttentionInput(rec, index, qkvStack, norm1.y, rows, buffers, run)
+      : this.separateAttentionInput(rec, index, l, norm1.y, rows, posBuf, buffers, run);
+    const { q, k, v, lora, qNorm, kNorm } = inputs;
     writeKv?.(k, v);
     const attention = recordAttentionForward(rt, rec, q, k, v, padBuf, {
       batch: tokens.batch,
@@ -489,7 +630,7 @@ export class Transformer {
     });
     keep(attention.out);
     keep(attention.lse);
-    done(q, k, v, attention.lse);
+    done(...inputs.held, attention.lse);
     // x1 = x + o(attention): the residual add is the projection's epilogue (one dispatch); an
     // adapter on o adds its share into x1 afterwards, which is the same sum.
     const x1 = keep(linearForward(rt, rec, attention.out, this.weight(l.o), this.opt(l.oBias, 'value'), s.o, x));
@@ -521,7 +662,7 @@ export class Transformer {
     const out = keep(linearForward(rt, rec, hidden, this.weight(l.down), this.opt(l.downBias, 'value'), s.down, x1));
     lora.push(...this.adaptForward(rec, run, index, 'mlp_hidden', hidden, { down: out }, rows, buffers));
     done(hidden, x1);
-    return { activations: { norm1, qNorm, kNorm, attention, norm2, up, gate, hidden, lora }, out };
+    return { activations: { norm1, qkvStack, qNorm, kNorm, attention, norm2, up, gate, hidden, lora }, out };
   }
 
   /**
@@ -588,7 +729,7 @@ export class Transformer {
     rec: Recorder,
     records: readonly LoraSiteForward[],
     input: SiteInput,
-    dys: Partial<Record<ProjectionRole, GPUBuffer>>,
+    dys: Partial<Record<ProjectionRole, Binding>>,
     dx: GPUBuffer,
     rows: number,
     scratch: Scratch,
@@ -660,6 +801,57 @@ export class Transformer {
     linearBackwardInputInto(rt, rec, dx1, this.weight(l.o), s.o, dAttn, 'write');
     this.adaptBackward(rec, a.lora, 'attention_output', { o: dx1 }, dAttn, rows, scratch);
     this.weightGrads(rec, a.attention.out, dx1, l.o, l.oBias, s.o);
+    const dNorm1 = a.qkvStack
+      ? this.stackedAttentionInputBackward(rec, l, a, a.qkvStack, dAttn, rows, scratch)
+      : this.separateAttentionInputBackward(rec, l, a, dAttn, rows, state, scratch);
+    const dx = this.normBackward(rec, a.norm1, dNorm1, l.norm1, l.norm1Bias, scratch, dx1);
+    scratch.done(dNorm1);
+    scratch.done(dx1);
+    return dx;
+  }
+
+  /**
+   * Attention's backward from dAttn (done with here) into the stack's slots, then dNorm1 = the sum
+   * of dq, dk, dv times their weights, the adapters' share, and the three weight gradients in one
+   * dispatch. Returns dNorm1 (owned by `scratch`).
+   */
+  private stackedAttentionInputBackward(
+    rec: Recorder,
+    l: LayerNames,
+    a: LayerActivations,
+    stack: AttentionInputStack,
+    dAttn: GPUBuffer,
+    rows: number,
+    scratch: Scratch,
+  ): GPUBuffer {
+    const { rt } = this;
+    const s = this.shapes(rows);
+    const dqkv = scratch.take(3 * stack.linear.slot * 4, 'd_qkv');
+    const slots = this.stackSlots(dqkv, stack, rows);
+    const { dq, dk, dv } = recordAttentionBackward(rt, rec, a.attention, dAttn, { dq: slots.q, dk: slots.k, dv: slots.v });
+    scratch.done(dAttn);
+    const dNorm1 = scratch.take(rows * this.config.hiddenSize * 4, 'd_norm1');
+    linearBackwardInputInto(rt, rec, dq, this.weight(l.q), s.q, dNorm1, 'write');
+    linearBackwardInput(rt, rec, dk, this.weight(l.k), s.kv, dNorm1);
+    linearBackwardInput(rt, rec, dv, this.weight(l.v), s.kv, dNorm1);
+    this.adaptBackward(rec, a.lora, 'attention_input', { q: dq, k: dk, v: dv }, dNorm1, rows, scratch);
+    if (stack.weights.grad) linearBackwardParamsStack(rt, rec, a.norm1.y, dqkv, stack.weights.grad, stack.biases?.grad ?? null, s.q, stack.linear);
+    scratch.done(dqkv);
+    return dNorm1;
+  }
+
+  /** The same for separate q, k and v: back through RoPE and the q/k norms, then a product each. */
+  private separateAttentionInputBackward(
+    rec: Recorder,
+    l: LayerNames,
+    a: LayerActivations,
+    dAttn: GPUBuffer,
+    rows: number,
+    state: ForwardState,
+    scratch: Scratch,
+  ): GPUBuffer {
+    const { rt, config: c } = this;
+    const s = this.shapes(rows);
     const grads = recordAttentionBackward(rt, rec, a.attention, dAttn);
     let dq = scratch.adopt(grads.dq);
     let dk = scratch.adopt(grads.dk);
@@ -677,7 +869,7 @@ export class Transformer {
       scratch.done(dq, dk);
       [dq, dk] = [nq, nk];
     }
-    const dNorm1 = scratch.take(rows * D * 4, 'd_norm1');
+    const dNorm1 = scratch.take(rows * c.hiddenSize * 4, 'd_norm1');
     linearBackwardInputInto(rt, rec, dq, this.weight(l.q), s.q, dNorm1, 'write');
     linearBackwardInput(rt, rec, dk, this.weight(l.k), s.kv, dNorm1);
     linearBackwardInput(rt, rec, dv, this.weight(l.v), s.kv, dNorm1);
@@ -686,10 +878,7 @@ export class Transformer {
     this.weightGrads(rec, a.norm1.y, dk, l.k, l.kBias, s.kv);
     this.weightGrads(rec, a.norm1.y, dv, l.v, l.vBias, s.kv);
     scratch.done(dq, dk, dv);
-    const dx = this.normBackward(rec, a.norm1, dNorm1, l.norm1, l.norm1Bias, scratch, dx1);
-    scratch.done(dNorm1);
-    scratch.done(dx1);
-    return dx;
+    return dNorm1;
   }
 
   release(state: ForwardState): void {

@@ -140,11 +140,14 @@ export function parameterSpecs(c: ModelConfig): ParameterSpec[] {
     const add = (name: string | null, shape: number[]) => name && specs.push({ name, shape });
     add(l.norm1, [D]);
     add(l.norm1Bias, [D]);
+    // q, k, v weights next to each other, then their biases: in the parameter arenas they then
+    // form stacks with one stride (Transformer's attention-input stack: one product for the three).
+    // Biases draw no random numbers at init, so the order leaves initialWeights' values as they were.
     add(l.q, w(D, qDim));
-    add(l.qBias, [qDim]);
     add(l.k, w(D, kvDim));
-    add(l.kBias, [kvDim]);
     add(l.v, w(D, kvDim));
+    add(l.qBias, [qDim]);
+    add(l.kBias, [kvDim]);
     add(l.vBias, [kvDim]);
     add(l.qNorm, [c.headDim]);
     add(l.kNorm, [c.headDim]);

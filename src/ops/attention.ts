@@ -9,7 +9,7 @@
 import code from '../../shaders/attention.wgsl?raw';
 import { unrollWgsl } from './wgslUnroll';
 import type { GpuRuntime } from '../gpu/runtime';
-import type { Recorder } from '../gpu/recorder';
+import type { Binding, Recorder } from '../gpu/recorder';
 import type { BindingKind, KernelSpec } from '../gpu/pipelineCache';
 
 export const ATTENTION_MAX_HEAD_DIM = 128;
@@ -51,9 +51,10 @@ export type ResolvedAttentionShape = Required<AttentionShape>;
 
 /** GPU buffers of one forward pass; the backward pass reads all of them. */
 export interface AttentionForward extends ResolvedAttentionShape {
-  q: GPUBuffer;
-  k: GPUBuffer;
-  v: GPUBuffer;
+  /** The inputs as given: buffers, or ranges of one (a stack of q, k and v). */
+  q: Binding;
+  k: Binding;
+  v: Binding;
   pad: GPUBuffer;
   /** [B, T, Hq, Dh] (pooled). */
   out: GPUBuffer;
@@ -61,13 +62,13 @@ export interface AttentionForward extends ResolvedAttentionShape {
   lse: GPUBuffer;
 }
 
-export interface AttentionGradients {
-  /** [B, T, Hq, Dh] (pooled). */
-  dq: GPUBuffer;
-  /** [B, T, Hkv, Dh] (pooled), summed over the query heads sharing each kv head. */
-  dk: GPUBuffer;
-  /** [B, T, Hkv, Dh] (pooled). */
-  dv: GPUBuffer;
+export interface AttentionGradients<T extends Binding = GPUBuffer> {
+  /** [B, T, Hq, Dh] (pooled, or the caller's). */
+  dq: T;
+  /** [B, T, Hkv, Dh] (pooled, or the caller's), summed over the query heads sharing each kv head. */
+  dk: T;
+  /** [B, T, Hkv, Dh] (pooled, or the caller's). */
+  dv: T;
 }
 
 /** Floats of workgroup memory the backward kernels use: 3 row tiles and a score block (the forward uses 2 tiles). */
@@ -214,9 +215,9 @@ function params(
 export function recordAttentionForward(
   rt: GpuRuntime,
   rec: Recorder,
-  q: GPUBuffer,
-  k: GPUBuffer,
-  v: GPUBuffer,
+  q: Binding,
+  k: Binding,
+  v: Binding,
   pad: GPUBuffer,
   shape: AttentionShape,
 ): AttentionForward {
@@ -243,22 +244,26 @@ export function recordAttentionForward(
  * dq by query rows (each also writing its D_i = dout_i . out_i), then dk and dv by key rows. 'tiles': three, a per-row prologue (lse_i, D_i), dq by query blocks, dk and
  * dv by key blocks. dk and dv are summed over each kv head's query heads by one thread per
  * element (deterministic, no atomics).
- * `fwd` must still hold the forward's q, k, v, pad, out and lse. The gradients are pooled.
+ * `fwd` must still hold the forward's q, k, v, pad, out and lse. The gradients are pooled, or
+ * written into `into` (ranges of one buffer, say, for the stacked weight gradients of q, k, v).
  */
+export function recordAttentionBackward(rt: GpuRuntime, rec: Recorder, fwd: AttentionForward, dout: GPUBuffer): AttentionGradients;
+export function recordAttentionBackward(rt: GpuRuntime, rec: Recorder, fwd: AttentionForward, dout: GPUBuffer, into: AttentionGradients<Binding>): AttentionGradients<Binding>;
 export function recordAttentionBackward(
   rt: GpuRuntime,
   rec: Recorder,
   fwd: AttentionForward,
   dout: GPUBuffer,
-): AttentionGradients {
+  into?: AttentionGradients<Binding>,
+): AttentionGradients<Binding> {
   const { batch, seqLen, numHeads, numKvHeads, headDim, tile } = fwd;
   const rows = batch * numHeads * seqLen;
   const keyRows = batch * numKvHeads * seqLen;
   // Row statistics (lse_i, D_i = dout_i . out_i) for both gradient kernels.
   const stats = rec.scratch(rows * 8, 'attention.row_stats');
-  const dq = rt.storage(rows * headDim * 4, 'attention.dq');
-  const dk = rt.storage(keyRows * headDim * 4, 'attention.dk');
-  const dv = rt.storage(keyRows * headDim * 4, 'attention.dv');
+  const dq = into?.dq ?? rt.storage(rows * headDim * 4, 'attention.dq');
+  const dk = into?.dk ?? rt.storage(keyRows * headDim * 4, 'attention.dk');
+  const dv = into?.dv ?? rt.storage(keyRows * headDim * 4, 'attention.dv');
   if (fwd.kernels === 'rows') {
     const constants = { DH: headDim, ROW_WG: ROW_WORKGROUP };
     // stats = [lse (B Hq T) | D (B Hq T)]: lse copied in (no dispatch), D written by the dq
@@ -329,7 +334,7 @@ export function validateAttentionDecodeShape(shape: AttentionDecodeShape, limits
 export function recordAttentionDecode(
   rt: GpuRuntime,
   rec: Recorder,
-  q: GPUBuffer,
+  q: Binding,
   kcache: GPUBuffer,
   vcache: GPUBuffer,
   pad: GPUBuffer,

@@ -1,7 +1,7 @@
 // Launcher for shaders/kv_cache.wgsl, plus its float64 twin (a plain index transform).
 import code from '../../shaders/kv_cache.wgsl?raw';
 import type { GpuRuntime } from '../gpu/runtime';
-import type { Recorder } from '../gpu/recorder';
+import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
 
 const WRITE: KernelSpec = { name: 'kv_cache', code, entryPoint: 'write', bindings: ['uniform', 'read-only-storage', 'storage'] };
@@ -20,7 +20,7 @@ export function kvCacheFloats(s: KvCacheShape): number {
 }
 
 /** Records cache[b, h, start + t, :] = src[b, t, h, :] for t < tokens. */
-export function recordKvCacheWrite(rt: GpuRuntime, rec: Recorder, src: GPUBuffer, cache: GPUBuffer, shape: KvCacheShape, start: number, tokens: number): void {
+export function recordKvCacheWrite(rt: GpuRuntime, rec: Recorder, src: Binding, cache: GPUBuffer, shape: KvCacheShape, start: number, tokens: number): void {
   if (!Number.isInteger(start) || start < 0 || !Number.isInteger(tokens) || tokens < 1 || start + tokens > shape.maxSeqLen) {
     throw new RangeError(`positions ${start}..${start + tokens - 1} do not fit a cache of ${shape.maxSeqLen} positions`);
   }
