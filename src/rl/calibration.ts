@@ -234,9 +234,10 @@ export async function calibrate(rt: GpuRuntime, c: ModelConfig, signal?: AbortSi
     lap('dispatch');
     check();
     // The decode step's kernels but the sampler (its pipeline alone takes about a second to
-    // compile on SwiftShader): the run's own, so its first step compiles them no more.
+    // compile on SwiftShader): the run's own, so its first step compiles them no more. Both row
+    // counts timed: the small-row matmuls are a pipeline per row count.
     const timedDispatches = (rows: number) => decodeDispatches(one, rows, context, false);
-    const decodeSpecs = [...new Set(timedDispatches(WIDE_ROWS).map((d) => d.spec))];
+    const decodeSpecs = [...new Set([...timedDispatches(1), ...timedDispatches(WIDE_ROWS)].map((d) => d.spec))];
     await rt.warmPipelines(decodeSpecs);
     lap('compile');
     check();

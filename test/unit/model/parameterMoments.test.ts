@@ -154,4 +154,28 @@ describe('ParameterStore arenas (values and gradients)', () => {
     for (const b of arenas) expect(b.size).toBeLessThanOrEqual(limit);
     for (const p of store.list) expect(p.value.offset + aligned(p.count)).toBeLessThanOrEqual((p.value.buffer as unknown as FakeBuffer).size);
   });
+
+  it('sees q, k and v (and their biases) as stacks at one stride; not other tensors, nor across a split arena', () => {
+    const { rt } = fakeRuntime({ maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 2 ** 30 });
+    const store = ParameterStore.create(rt, config, initialWeights(config, 1));
+    const w = store.stack(['transformer.h.0.attn.q.weight', 'transformer.h.0.attn.k.weight', 'transformer.h.0.attn.v.weight']);
+    const q = store.get('transformer.h.0.attn.q.weight');
+    // 32 x 32 floats: 4 KiB, already aligned, so the three lie back to back.
+    expect(w).toEqual({ value: { buffer: q.value.buffer, offset: q.value.offset, size: 3 * 4096 }, grad: { buffer: q.grad!.buffer, offset: q.grad!.offset, size: 3 * 4096 }, stride: 1024, count: 1024 });
+    // The biases (32 floats each) follow the weights, 256 bytes apart.
+    const b = store.stack(['transformer.h.0.attn.q.bias', 'transformer.h.0.attn.k.bias', 'transformer.h.0.attn.v.bias']);
+    expect(b).toMatchObject({ stride: 64, count: 32, value: { offset: q.value.offset + 3 * 4096, size: 2 * 256 + 128 } });
+    // Different sizes, uneven spacing, or out of order: no stack.
+    expect(store.stack(['transformer.h.0.attn.q.weight', 'transformer.h.0.attn.q.bias'])).toBeNull();
+    expect(store.stack(['transformer.h.0.attn.q.weight', 'transformer.h.0.attn.v.weight'])).not.toBeNull();
+    expect(store.stack(['transformer.h.0.attn.q.weight', 'transformer.h.0.attn.k.weight', 'transformer.h.0.attn.c_proj.weight'])).toBeNull();
+    expect(store.stack(['transformer.h.0.attn.k.weight', 'transformer.h.0.attn.q.weight'])).toBeNull();
+    // Frozen: the values still stack, with no gradient.
+    store.freeze();
+    expect(store.stack(['transformer.h.0.attn.q.weight', 'transformer.h.0.attn.k.weight', 'transformer.h.0.attn.v.weight'])?.grad).toBeNull();
+    // An arena split between k and v (a buffer limit just past q and k): no stack.
+    const { rt: small } = fakeRuntime({ maxBufferSize: 2 * 4096, maxStorageBufferBindingSize: 2 ** 30 });
+    const split = ParameterStore.create(small, config, initialWeights(config, 1));
+    expect(split.stack(['transformer.h.0.attn.q.weight', 'transformer.h.0.attn.k.weight', 'transformer.h.0.attn.v.weight'])).toBeNull();
+  });
 });
