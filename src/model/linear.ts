@@ -83,26 +83,6 @@ export function linearBackwardInputInto(rt: GpuRuntime, rec: Recorder, dy: Bindi
 }
 
 /**
- * dW += the weight gradient, and dBias += column sums of dy, in one dispatch: the product's
- * k-sum over dy (op(B) = dy for in_out, op(A) = dyᵀ for out_in) is the bias gradient.
- */
-export function linearBackwardParams(
-  rt: GpuRuntime,
-  rec: Recorder,
-  x: GPUBuffer,
-  dy: GPUBuffer,
-  dW: Binding,
-  dBias: Binding | null,
-  s: LinearShape,
-): void {
-  if (s.layout === 'in_out') {
-    recordMatmul(rt, rec, { a: x, b: dy, c: dW, extra: dBias }, { m: s.inDim, n: s.outDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'b' : null });
-  } else {
-    recordMatmul(rt, rec, { a: dy, b: x, c: dW, extra: dBias }, { m: s.outDim, n: s.inDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'a' : null });
-  }
-}
-
-/**
  * Several linear layers of one shape on one input (a layer's q, k and v): `count` weights
  * `weightStride` floats apart in one buffer, their biases `biasStride` apart, their outputs
  * (and output gradients) `slot` floats apart in one buffer. Each product below is then one
@@ -130,8 +110,12 @@ export function linearForwardStack(rt: GpuRuntime, rec: Recorder, x: GPUBuffer, 
   });
 }
 
-/** linearBackwardParams for every layer of the stack in one dispatch: dW_i += ..., dBias_i += ... from slot i of `dy`. */
-export function linearBackwardParamsStack(
+/**
+ * dW += the weight gradient, and dBias += column sums of dy, in one dispatch: the product's
+ * k-sum over dy (op(B) = dy for in_out, op(A) = dyᵀ for out_in) is the bias gradient. With `st`,
+ * the same for every layer of a stack at once: layer i's from slot i of `dy`.
+ */
+export function linearBackwardParams(
   rt: GpuRuntime,
   rec: Recorder,
   x: GPUBuffer,
@@ -139,12 +123,13 @@ export function linearBackwardParamsStack(
   dW: Binding,
   dBias: Binding | null,
   s: LinearShape,
-  st: LinearStack,
+  st?: LinearStack,
 ): void {
-  const batch = { batch: st.count, strideC: st.weightStride, strideBias: st.biasStride };
+  // A stack: x shared by every layer (batch stride 0), dy's slots, dW and dBias at their strides.
+  const stacked = st ? { batch: st.count, strideC: st.weightStride, strideBias: st.biasStride } : {};
   if (s.layout === 'in_out') {
-    recordMatmul(rt, rec, { a: x, b: dy, c: dW, extra: dBias }, { m: s.inDim, n: s.outDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'b' : null, strideA: 0, strideB: st.slot, ...batch });
+    recordMatmul(rt, rec, { a: x, b: dy, c: dW, extra: dBias }, { m: s.inDim, n: s.outDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'b' : null, ...stacked, ...(st ? { strideA: 0, strideB: st.slot } : {}) });
   } else {
-    recordMatmul(rt, rec, { a: dy, b: x, c: dW, extra: dBias }, { m: s.outDim, n: s.inDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'a' : null, strideA: st.slot, strideB: 0, ...batch });
+    recordMatmul(rt, rec, { a: dy, b: x, c: dW, extra: dBias }, { m: s.outDim, n: s.inDim, k: s.rows, transA: true, beta: 1, sumK: dBias ? 'a' : null, ...stacked, ...(st ? { strideA: st.slot, strideB: 0 } : {}) });
   }
 }

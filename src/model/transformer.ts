@@ -26,7 +26,6 @@ import {
   linearBackwardInputGelu,
   linearBackwardInputInto,
   linearBackwardParams,
-  linearBackwardParamsStack,
   linearForward,
   linearForwardGelu,
   linearForwardStack,
@@ -835,7 +834,7 @@ export class Transformer {
     linearBackwardInput(rt, rec, dk, this.weight(l.k), s.kv, dNorm1);
     linearBackwardInput(rt, rec, dv, this.weight(l.v), s.kv, dNorm1);
     this.adaptBackward(rec, a.lora, 'attention_input', { q: dq, k: dk, v: dv }, dNorm1, rows, scratch);
-    if (stack.weights.grad) linearBackwardParamsStack(rt, rec, a.norm1.y, dqkv, stack.weights.grad, stack.biases?.grad ?? null, s.q, stack.linear);
+    if (stack.weights.grad) linearBackwardParams(rt, rec, a.norm1.y, dqkv, stack.weights.grad, stack.biases?.grad ?? null, s.q, stack.linear);
     scratch.done(dqkv);
     return dNorm1;
   }
