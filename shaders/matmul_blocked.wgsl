@@ -30,6 +30,10 @@ const WG: u32 = 16u;
 override TRANS_B: bool = false;
 // blocked_fused only: 0 none, 1 residual, 2 gelu, 3 gelu_backward.
 override EPILOGUE: u32 = 0u;
+// blocked only: C = alpha * sum over the batches of A[b] . op(B[b]) + beta * C + bias, one C (at
+// batch 0's place), dispatched with one z. The input gradient of a stack of projections (q, k,
+// v): dX = dq . Wq^T + dk . Wk^T + dv . Wv^T in one pass over C instead of three.
+override SUM_BATCHES: bool = false;
 
 // INCLUDE matmul_params.wgsl
 
@@ -137,9 +141,29 @@ fn accumulate_nt(q: u32, row0: u32, z: u32) -> Block {
   return acc;
 }
 
-fn accumulate(q: u32, row0: u32, z: u32) -> Block {
+fn accumulate_batch(q: u32, row0: u32, z: u32) -> Block {
   if (TRANS_B) { return accumulate_nt(q, row0, z); }
   return accumulate_nn(q, row0, z);
+}
+
+/** Adds block `more` into `acc`, the rows written out (see the header: no loop over an array). */
+fn add_block(acc: ptr<function, Block>, more: Block) {
+  (*acc).lo[0] += more.lo[0]; (*acc).hi[0] += more.hi[0];
+  (*acc).lo[1] += more.lo[1]; (*acc).hi[1] += more.hi[1];
+  (*acc).lo[2] += more.lo[2]; (*acc).hi[2] += more.hi[2];
+  (*acc).lo[3] += more.lo[3]; (*acc).hi[3] += more.hi[3];
+  (*acc).lo[4] += more.lo[4]; (*acc).hi[4] += more.hi[4];
+  (*acc).lo[5] += more.lo[5]; (*acc).hi[5] += more.hi[5];
+  (*acc).lo[6] += more.lo[6]; (*acc).hi[6] += more.hi[6];
+  (*acc).lo[7] += more.lo[7]; (*acc).hi[7] += more.hi[7];
+}
+
+/** Batch z's block, or with SUM_BATCHES the sum of every batch's (each summed over K first). */
+fn accumulate(q: u32, row0: u32, z: u32) -> Block {
+  if (!SUM_BATCHES) { return accumulate_batch(q, row0, z); }
+  var acc = accumulate_batch(q, row0, 0u);
+  for (var b = 1u; b < params.batch; b++) { add_block(&acc, accumulate_batch(q, row0, b)); }
+  return acc;
 }
 
 /** alpha, beta and bias applied to a vec4 of the block: the value for C's vec4 slot `slot` (column quad q). */

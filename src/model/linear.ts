@@ -77,9 +77,14 @@ export function linearBackwardInput(
   return dx;
 }
 
-/** out [rows, in] = (or +=) dy · (the transpose of the forward map), into the caller's buffer. */
-export function linearBackwardInputInto(rt: GpuRuntime, rec: Recorder, dy: Binding, w: Binding, s: LinearShape, out: GPUBuffer, mode: 'write' | 'add'): void {
-  recordMatmul(rt, rec, { a: dy, b: w, c: out }, { m: s.rows, n: s.inDim, k: s.outDim, transB: s.layout === 'in_out', beta: mode === 'add' ? 1 : 0 });
+/**
+ * out [rows, in] = (or +=) dy · (the transpose of the forward map), into the caller's buffer.
+ * With `st`, the sum of that over every layer of a stack (layer i's dy in slot i): the stack's
+ * input gradient, in one dispatch where the matmul kernel sums batches.
+ */
+export function linearBackwardInputInto(rt: GpuRuntime, rec: Recorder, dy: Binding, w: Binding, s: LinearShape, out: GPUBuffer, mode: 'write' | 'add', st?: LinearStack): void {
+  const stacked = st ? { batch: st.count, strideA: st.slot, strideB: st.weightStride, sumBatches: true } : {};
+  recordMatmul(rt, rec, { a: dy, b: w, c: out }, { m: s.rows, n: s.inDim, k: s.outDim, transB: s.layout === 'in_out', beta: mode === 'add' ? 1 : 0, ...stacked });
 }
 
 /**

@@ -801,7 +801,7 @@ export class Transformer {
     this.adaptBackward(rec, a.lora, 'attention_output', { o: dx1 }, dAttn, rows, scratch);
     this.weightGrads(rec, a.attention.out, dx1, l.o, l.oBias, s.o);
     const dNorm1 = a.qkvStack
-      ? this.stackedAttentionInputBackward(rec, l, a, a.qkvStack, dAttn, rows, scratch)
+      ? this.stackedAttentionInputBackward(rec, a, a.qkvStack, dAttn, rows, scratch)
       : this.separateAttentionInputBackward(rec, l, a, dAttn, rows, state, scratch);
     const dx = this.normBackward(rec, a.norm1, dNorm1, l.norm1, l.norm1Bias, scratch, dx1);
     scratch.done(dNorm1);
@@ -811,12 +811,11 @@ export class Transformer {
 
   /**
    * Attention's backward from dAttn (done with here) into the stack's slots, then dNorm1 = the sum
-   * of dq, dk, dv times their weights, the adapters' share, and the three weight gradients in one
-   * dispatch. Returns dNorm1 (owned by `scratch`).
+   * of dq, dk, dv times their weights (one dispatch where the matmul kernel sums batches), the
+   * adapters' share, and the three weight gradients in one dispatch. Returns dNorm1 (owned by `scratch`).
    */
   private stackedAttentionInputBackward(
     rec: Recorder,
-    l: LayerNames,
     a: LayerActivations,
     stack: AttentionInputStack,
     dAttn: GPUBuffer,
@@ -830,9 +829,7 @@ export class Transformer {
     const { dq, dk, dv } = recordAttentionBackward(rt, rec, a.attention, dAttn, { dq: slots.q, dk: slots.k, dv: slots.v });
     scratch.done(dAttn);
     const dNorm1 = scratch.take(rows * this.config.hiddenSize * 4, 'd_norm1');
-    linearBackwardInputInto(rt, rec, dq, this.weight(l.q), s.q, dNorm1, 'write');
-    linearBackwardInput(rt, rec, dk, this.weight(l.k), s.kv, dNorm1);
-    linearBackwardInput(rt, rec, dv, this.weight(l.v), s.kv, dNorm1);
+    linearBackwardInputInto(rt, rec, dqkv, stack.weights.value, s.q, dNorm1, 'write', stack.linear);
     this.adaptBackward(rec, a.lora, 'attention_input', { q: dq, k: dk, v: dv }, dNorm1, rows, scratch);
     if (stack.weights.grad) linearBackwardParams(rt, rec, a.norm1.y, dqkv, stack.weights.grad, stack.biases?.grad ?? null, s.q, stack.linear);
     scratch.done(dqkv);

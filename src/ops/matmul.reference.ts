@@ -16,6 +16,8 @@ export interface MatmulRefShape {
   strideC?: number;
   /** Elements between batches' bias (and k-sums in extra); default 0: one bias for all. */
   strideBias?: number;
+  /** One C: alpha * the sum over the batches of op(A[b]) . op(B[b]) + beta * C + bias. */
+  sumBatches?: boolean;
   lda?: number;
   ldb?: number;
   ldc?: number;
@@ -50,12 +52,24 @@ export function matmulRef(ops: MatmulRefOperands, shape: MatmulRefShape): Float6
   const strideA = shape.strideA ?? (transA ? k : m) * lda;
   const strideB = shape.strideB ?? (transB ? n : k) * ldb;
   const strideC = shape.strideC ?? m * ldc;
-  const length = ops.c ? ops.c.length : (batch - 1) * strideC + (m - 1) * ldc + n;
+  const sum = shape.sumBatches ?? false;
+  const length = ops.c ? ops.c.length : (sum ? 0 : (batch - 1) * strideC) + (m - 1) * ldc + n;
   const out = new Float64Array(length);
   if (ops.c) out.set(Array.from(ops.c));
 
   const opA = (base: number, i: number, p: number) => ops.a[base + (transA ? p * lda + i : i * lda + p)];
   const opB = (base: number, p: number, j: number) => ops.b[base + (transB ? j * ldb + p : p * ldb + j)];
+  if (sum) {
+    for (let i = 0; i < m; i++) {
+      for (let j = 0; j < n; j++) {
+        let dot = 0;
+        for (let bt = 0; bt < batch; bt++) for (let p = 0; p < k; p++) dot += opA(bt * strideA, i, p) * opB(bt * strideB, p, j);
+        const index = i * ldc + j;
+        out[index] = alpha * dot + (beta !== 0 ? beta * out[index] : 0) + (ops.bias ? ops.bias[j] : 0);
+      }
+    }
+    return out;
+  }
   for (let bt = 0; bt < batch; bt++) {
     for (let i = 0; i < m; i++) {
       for (let j = 0; j < n; j++) {

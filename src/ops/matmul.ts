@@ -128,6 +128,13 @@ export interface MatmulShape {
    * A stack of projections, e.g. q, k and v of one input in one dispatch.
    */
   strideBias?: number;
+  /**
+   * C = alpha * (sum over the batches of op(A[b]) . op(B[b])) + beta * C + bias: one output
+   * matrix (strideC unused), no epilogue or k-sum. The input gradient of a stack of projections.
+   * One dispatch on the blocked kernel; elsewhere one per batch (each batch's A and B must then
+   * start at a binding offset the device accepts).
+   */
+  sumBatches?: boolean;
   /** Elements between consecutive stored rows; default: the stored row length (tightly packed). */
   lda?: number;
   ldb?: number;
@@ -170,6 +177,7 @@ export interface ResolvedMatmulShape {
   strideB: number;
   strideC: number;
   strideBias: number;
+  sumBatches: boolean;
   lda: number;
   ldb: number;
   ldc: number;
@@ -247,6 +255,9 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
   nonNegativeInt('strideC', strideC);
   const strideBias = shape.strideBias ?? 0;
   nonNegativeInt('strideBias', strideBias);
+  // One batch sums nothing: the plain product.
+  const sumBatches = (shape.sumBatches ?? false) && batch > 1;
+  if (sumBatches && (sumK || epilogue !== 'none')) throw new RangeError(`sumBatches takes no epilogue and no k-sum (epilogue '${epilogue}', sumK ${sumK === null ? 'null' : `'${sumK}'`})`);
   const sums = sumK === 'a' ? m : sumK === 'b' ? n : 0;
   if (sumK && batch > 1 && strideBias < sums) {
     throw new RangeError(`strideBias = ${strideBias} would make the ${batch} batches' k-sums overlap; it must be >= ${sums} with sumK '${sumK}'`);
@@ -256,7 +267,7 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
   const matrixC = (m - 1) * ldc + n;
   const stacked = strideC >= matrixC;
   const interleaved = strideC >= n && (batch - 1) * strideC + n <= ldc;
-  if (batch > 1 && !stacked && !interleaved) {
+  if (batch > 1 && !sumBatches && !stacked && !interleaved) {
     throw new RangeError(
       `strideC = ${strideC} would make the ${batch} output matrices overlap; it must be >= ${matrixC} ` +
         `(stacked) or >= n = ${n} with (batch-1)*strideC + n <= ldc = ${ldc} (interleaved)`,
@@ -264,10 +275,10 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
   }
   const extent = (stride: number, rows: number, ld: number, cols: number) => (batch - 1) * stride + (rows - 1) * ld + cols;
   return {
-    m, n, k, transA, transB, alpha, beta, batch, strideA, strideB, strideC, strideBias, lda, ldb, ldc, path, kernelRows, epilogue, sumK,
+    m, n, k, transA, transB, alpha, beta, batch, strideA, strideB, strideC, strideBias, sumBatches, lda, ldb, ldc, path, kernelRows, epilogue, sumK,
     extentA: extent(strideA, rowsA, lda, colsA),
     extentB: extent(strideB, rowsB, ldb, colsB),
-    extentC: extent(strideC, m, ldc, n),
+    extentC: sumBatches ? matrixC : extent(strideC, m, ldc, n),
   };
 }
 
@@ -411,6 +422,10 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   }
   if (x > maxGroups) throw new RangeError(`n = ${s.n} needs ${x} column workgroups, more than ${maxGroups} per dispatch`);
 
+  if (s.sumBatches && s.batch > 1 && kernel !== 'blocked') {
+    recordBatchSumOneByOne(rt, rec, ops, shape, s);
+    return kernel;
+  }
   const params = rec.uniform(gemmParams(s, !!ops.bias));
   // Without a bias, binding 3 still needs a buffer: A is read-only already, so reuse it.
   if (kernel === 'outer_tn') {
@@ -419,8 +434,8 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   } else if (kernel === 'outer_tn_ragged') {
     rec.dispatch(rt.pipeline(outerRaggedSpec(GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y);
   } else if (kernel === 'blocked') {
-    const spec = blockedSpec(s.transB, s.epilogue, EPILOGUE_CODES[s.epilogue], GEMM_BINDINGS);
-    rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, ...(fused ? [fit(ops.extra!, maxBinding)] : [])], x, y, s.batch);
+    const spec = blockedSpec(s.transB, s.epilogue, EPILOGUE_CODES[s.epilogue], GEMM_BINDINGS, s.sumBatches);
+    rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, ...(fused ? [fit(ops.extra!, maxBinding)] : [])], x, y, s.sumBatches ? 1 : s.batch);
   } else if (kernel === 'blocked_ragged') {
     rec.dispatch(rt.pipeline(blockedRaggedSpec(GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);
   } else if (fused && (kernel === 'skinny_nn' || kernel === 'skinny_nt')) {
@@ -437,6 +452,27 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c], x, y, s.batch);
   }
   return kernel;
+}
+
+/**
+ * sumBatches on a kernel that does not sum batches: a product per batch into the one C, the
+ * first with the shape's beta and the bias, the others adding (beta 1). Batch b's A and B are
+ * bound from its first element, which must sit at a binding offset the device accepts.
+ */
+function recordBatchSumOneByOne(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands, shape: MatmulShape, s: ResolvedMatmulShape): void {
+  const align = rt.device.limits.minStorageBufferOffsetAlignment;
+  const from = (name: string, x: Binding, floats: number, batch: number): Binding => {
+    const { offset, size } = extentOf(x);
+    const at = offset + floats * 4;
+    if (at % align !== 0) {
+      throw new RangeError(`sumBatches: batch ${batch} of ${name} starts at byte ${at}, not a multiple of this GPU's ${align}-byte binding alignment (this kernel sums the batches one dispatch each)`);
+    }
+    return { buffer: bufferOf(x), offset: at, size: size - floats * 4 };
+  };
+  for (let b = 0; b < s.batch; b++) {
+    const operands = { a: from('a', ops.a, b * s.strideA, b), b: from('b', ops.b, b * s.strideB, b), c: ops.c, bias: b === 0 ? ops.bias : null };
+    recordMatmul(rt, rec, operands, { ...shape, batch: 1, sumBatches: false, beta: b === 0 ? s.beta : 1 });
+  }
 }
 
 export interface ColumnSumShape {

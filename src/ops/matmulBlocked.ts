@@ -53,15 +53,19 @@ export function blockedRaggedSpec(bindings: readonly BindingKind[]): KernelSpec 
   return raggedSpec;
 }
 
-/** The plain kernel, or with an epilogue the fused one that also binds extra (binding 5). */
-export function blockedSpec(transB: boolean, epilogue: MatmulEpilogue, epilogueCode: number, bindings: readonly BindingKind[]): KernelSpec {
-  const key = `${transB ? 1 : 0}:${epilogue}`;
+/**
+ * The plain kernel (summing its batches into one C with `sumBatches`), or with an epilogue the
+ * fused one that also binds extra (binding 5).
+ */
+export function blockedSpec(transB: boolean, epilogue: MatmulEpilogue, epilogueCode: number, bindings: readonly BindingKind[], sumBatches = false): KernelSpec {
+  if (sumBatches && epilogue !== 'none') throw new RangeError(`the blocked kernel sums batches without an epilogue, got '${epilogue}'`);
+  const key = `${transB ? 1 : 0}:${epilogue}:${sumBatches ? 1 : 0}`;
   let spec = SPECS.get(key);
   if (!spec) {
     const constants = { TRANS_B: transB ? 1 : 0 };
     spec =
       epilogue === 'none'
-        ? { name: 'matmul_blocked', code, entryPoint: 'blocked', bindings: [...bindings], constants }
+        ? { name: 'matmul_blocked', code, entryPoint: 'blocked', bindings: [...bindings], constants: sumBatches ? { ...constants, SUM_BATCHES: 1 } : constants }
         : { name: 'matmul_blocked', code, entryPoint: 'blocked_fused', bindings: [...bindings, 'storage'], constants: { ...constants, EPILOGUE: epilogueCode } };
     SPECS.set(key, spec);
   }

@@ -551,6 +551,24 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     }
   });
 
+  it('sumBatches: one C from every batch\'s product (a stack\'s input gradient), in one blocked dispatch or one per batch', async () => {
+    const software = harness.info.isFallback;
+    let seed = 1800;
+    // dX = dq.Wqᵀ + dk.Wkᵀ + dv.Wvᵀ: A's slots 128 floats apart, B's 64 (binding offsets, for the one-by-one path).
+    const stack = { batch: 3, strideA: 128, strideB: 64, sumBatches: true };
+    expect(await check(++seed, { ...stack, m: 12, n: 8, k: 8, transB: true, alpha: 0.5, beta: 1 }, { withC: true, bias: true })).toBe(software ? 'blocked' : 'tiled_vec4');
+    expect(await check(++seed, { ...stack, m: 12, n: 8, k: 8 }, { bias: true })).toBe(software ? 'blocked' : 'tiled_vec4');
+    expect(await check(++seed, { ...stack, m: 20, n: 8, k: 4, transB: true, path: 'tiled' })).toBe('tiled_vec4');
+    // M <= 8: the skinny kernel, a dispatch per batch.
+    expect(await check(++seed, { ...stack, m: 3, n: 8, k: 8, transB: true, beta: 1 }, { withC: true, bias: true })).toBe('skinny_nt');
+    // One batch is the plain product.
+    expect(await check(++seed, { m: 12, n: 8, k: 8, batch: 1, sumBatches: true })).toBe(software ? 'blocked' : 'tiled_vec4');
+    // One dispatch per batch needs each batch at a binding offset; epilogues and k-sums are refused.
+    await expect(check(++seed, { m: 3, n: 8, k: 8, batch: 2, strideA: 24, sumBatches: true })).rejects.toThrow(/sumBatches: batch 1 of a starts at byte 96, not a multiple/);
+    const ok = { a: [1, 2, 3, 4, 5, 6, 7, 8], b: [1, 2, 3, 4, 5, 6, 7, 8], m: 2, n: 2, k: 2, batch: 2, sumBatches: true };
+    await expect(harness.runModule(CASES, 'matmulFused', { ...ok, epilogue: 'gelu' })).rejects.toThrow(/RangeError: sumBatches takes no epilogue and no k-sum/);
+  });
+
   it('fused products refuse a missing or misused extra operand', async () => {
     const ok = { a: [1, 2, 3, 4], b: [1, 2, 3, 4], m: 2, n: 2, k: 2 };
     const refuse = (input: object, message: RegExp) => expect(harness.runModule(CASES, 'matmulFused', input)).rejects.toThrow(message);
