@@ -112,8 +112,7 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
     x = n1.x;
     done(n1.stats);
     const { q, k, v, cached, read } = attentionInput(i, n1.y);
-    recordKvCacheWrite(model.rt, rec, k, cache.keys[i], cache.shape, input.length - 1, 1);
-    recordKvCacheWrite(model.rt, rec, v, cache.values[i], cache.shape, input.length - 1, 1);
+    recordKvCacheWrite(model.rt, rec, { k, v }, { keys: cache.keys[i], values: cache.values[i] }, cache.shape, input.length - 1, 1);
     done(...cached);
     const att = recordAttentionDecode(rt, rec, q, cache.keys[i], cache.values[i], input.pads, {
       batch: B,

@@ -370,8 +370,7 @@ export class Transformer {
     names.layers.forEach((l, i) => {
       const writeKv = cache
         ? (k: Binding, v: Binding) => {
-            recordKvCacheWrite(rt, rec, k, cache.keys[i], cache.shape, 0, P);
-            recordKvCacheWrite(rt, rec, v, cache.values[i], cache.shape, 0, P);
+            recordKvCacheWrite(rt, rec, { k, v }, { keys: cache.keys[i], values: cache.values[i] }, cache.shape, 0, P);
           }
         : null;
       x = this.layerForward(rec, i, l, x, tokens, posBuf, padBuf, buffers, run, writeKv).out;

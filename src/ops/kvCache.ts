@@ -4,7 +4,7 @@ import type { GpuRuntime } from '../gpu/runtime';
 import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
 
-const WRITE: KernelSpec = { name: 'kv_cache', code, entryPoint: 'write', bindings: ['uniform', 'read-only-storage', 'storage'] };
+const WRITE: KernelSpec = { name: 'kv_cache', code, entryPoint: 'write', bindings: ['uniform', 'read-only-storage', 'storage', 'read-only-storage', 'storage'] };
 
 export interface KvCacheShape {
   batch: number;
@@ -19,16 +19,30 @@ export function kvCacheFloats(s: KvCacheShape): number {
   return s.batch * s.numKvHeads * s.maxSeqLen * s.headDim;
 }
 
-/** Records cache[b, h, start + t, :] = src[b, t, h, :] for t < tokens. */
-export function recordKvCacheWrite(rt: GpuRuntime, rec: Recorder, src: Binding, cache: GPUBuffer, shape: KvCacheShape, start: number, tokens: number): void {
+/** A layer's new keys and values, [B, T, Hkv, Dh] each (buffers or ranges of one). */
+export interface KvSources {
+  k: Binding;
+  v: Binding;
+}
+
+/** A layer's two caches, [B, Hkv, Tmax, Dh] each. */
+export interface KvTargets {
+  keys: GPUBuffer;
+  values: GPUBuffer;
+}
+
+/** Records keys[b, h, start + t, :] = k[b, t, h, :] and the same for the values, for t < tokens: one dispatch. */
+export function recordKvCacheWrite(rt: GpuRuntime, rec: Recorder, src: KvSources, cache: KvTargets, shape: KvCacheShape, start: number, tokens: number): void {
   if (!Number.isInteger(start) || start < 0 || !Number.isInteger(tokens) || tokens < 1 || start + tokens > shape.maxSeqLen) {
     throw new RangeError(`positions ${start}..${start + tokens - 1} do not fit a cache of ${shape.maxSeqLen} positions`);
   }
-  if (cache.size < kvCacheFloats(shape) * 4) throw new RangeError(`the cache buffer holds ${cache.size} bytes, its shape needs ${kvCacheFloats(shape) * 4}`);
+  for (const [name, buffer] of [['keys', cache.keys], ['values', cache.values]] as const) {
+    if (buffer.size < kvCacheFloats(shape) * 4) throw new RangeError(`the ${name} cache buffer holds ${buffer.size} bytes, its shape needs ${kvCacheFloats(shape) * 4}`);
+  }
   const total = shape.batch * tokens * shape.numKvHeads * shape.headDim;
   const params = new Uint32Array([shape.batch, tokens, shape.numKvHeads, shape.headDim, shape.maxSeqLen, start, total, 0]);
-  const [x, y] = rt.grid(Math.ceil(total / 256));
-  rec.dispatch(rt.pipeline(WRITE), [rec.uniform(params), src, cache], x, y);
+  const [x, y] = rt.grid(Math.ceil((2 * total) / 256));
+  rec.dispatch(rt.pipeline(WRITE), [rec.uniform(params), src.k, cache.keys, src.v, cache.values], x, y);
 }
 
 /** Twin: the same write on host arrays (float64 semantics are exact for a copy). */

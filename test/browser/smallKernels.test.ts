@@ -18,21 +18,26 @@ const CASES = '/test/harness/cases/smallKernels.ts';
 
 describe('KV-cache write', () => {
   for (const [start, tokens] of [[0, 5], [5, 1], [8, 3]] as const) {
-    it(`writes ${tokens} positions at ${start} into [B, Hkv, Tmax, Dh] and leaves the rest`, async () => {
+    it(`writes ${tokens} positions of keys and values at ${start} into [B, Hkv, Tmax, Dh] each and leaves the rest`, async () => {
       const shape = { batch: 2, numKvHeads: 3, headDim: 4, maxSeqLen: 11 };
       const rand = rng(start + 1);
-      const src = Array.from(new Float32Array(normal(rand, shape.batch * tokens * shape.numKvHeads * shape.headDim)));
-      const initial = Array.from({ length: kvCacheFloats(shape) }, (_, i) => -i);
-      const expected = new Float32Array(initial);
-      kvCacheWriteRef(src, expected, shape, start, tokens);
-      const out = await harness.runModule(CASES, 'kvWrite', { shape, src, start, tokens, initial });
-      expect(out).toEqual(Array.from(expected));
+      const count = shape.batch * tokens * shape.numKvHeads * shape.headDim;
+      const [k, v] = [0, 1].map(() => Array.from(new Float32Array(normal(rand, count))));
+      const initialKeys = Array.from({ length: kvCacheFloats(shape) }, (_, i) => -i);
+      const initialValues = initialKeys.map((x) => x - 0.5);
+      const [keys, values] = [new Float32Array(initialKeys), new Float32Array(initialValues)];
+      kvCacheWriteRef(k, keys, shape, start, tokens);
+      kvCacheWriteRef(v, values, shape, start, tokens);
+      // v in the same buffer as k, 64 floats on (a stack's slots).
+      const out = await harness.runModule(CASES, 'kvWrite', { shape, k, v, vAt: 64 * Math.ceil(count / 64), start, tokens, initialKeys, initialValues });
+      expect(out).toEqual({ keys: Array.from(keys), values: Array.from(values) });
     });
   }
 
   it('rejects positions past the cache', async () => {
     const shape = { batch: 1, numKvHeads: 1, headDim: 2, maxSeqLen: 4 };
-    await expect(harness.runModule(CASES, 'kvWrite', { shape, src: [1, 2, 3, 4], start: 3, tokens: 2, initial: [0, 0, 0, 0, 0, 0, 0, 0] })).rejects.toThrow(/do not fit a cache of 4 positions/);
+    const initial = [0, 0, 0, 0, 0, 0, 0, 0];
+    await expect(harness.runModule(CASES, 'kvWrite', { shape, k: [1, 2, 3, 4], v: [5, 6, 7, 8], vAt: 64, start: 3, tokens: 2, initialKeys: initial, initialValues: initial })).rejects.toThrow(/do not fit a cache of 4 positions/);
   });
 });
 

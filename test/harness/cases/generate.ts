@@ -183,8 +183,7 @@ export async function prefillVsForward(rt: GpuRuntime, input: { model: CaseModel
     for (const b of [...fromPrefill.keys, ...fromPrefill.values, ...fromForward.keys, ...fromForward.values]) rec.clear(b);
     const state = model.forward(rec, tokens);
     state.layers.forEach((layer, i) => {
-      recordKvCacheWrite(rt, rec, layer.attention.k, fromForward.keys[i], fromForward.shape, 0, P);
-      recordKvCacheWrite(rt, rec, layer.attention.v, fromForward.values[i], fromForward.shape, 0, P);
+      recordKvCacheWrite(rt, rec, { k: layer.attention.k, v: layer.attention.v }, { keys: fromForward.keys[i], values: fromForward.values[i] }, fromForward.shape, 0, P);
     });
     const last = model.prefill(rec, tokens, { cache: fromPrefill });
     const every = acquiredBy(rt, () => model.prefill(rec, tokens, { logits: 'all' }));
