@@ -76,21 +76,22 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
     done(a, b);
     return n;
   };
-  // q, k and v of layer i: one stacked product where the layer has a stack, else a product
-  // each, then the q/k norms and RoPE; x is done after the products. The buffers behind them are done once the cache writes
-  // (`cached`) or attention (`read`) have read them.
+  // q, k and v of layer i from its norm's output: one stacked product where the layer has a
+  // stack, else a product each, then the q/k norms and RoPE; the norm's output is done after the
+  // products, the buffers behind q, k, v once the cache write (`cached`) or attention (`read`)
+  // has read them.
   type Inputs = { q: Binding; k: Binding; v: Binding; cached: GPUBuffer[]; read: GPUBuffer[] };
-  const attentionInput = (i: number, x: GPUBuffer): Inputs => {
-    const stacked = model.projectAttentionInput(rec, i, x, B, scratch);
+  const attentionInput = (i: number, normed: GPUBuffer): Inputs => {
+    const stacked = model.projectAttentionInput(rec, i, normed, B, scratch);
     if (stacked) {
-      done(x);
+      done(normed);
       return { ...stacked, cached: [], read: [stacked.buffer] };
     }
     const l = names.layers[i];
-    let q = model.project(rec, i, 'q', x, B, scratch);
-    let k = model.project(rec, i, 'k', x, B, scratch);
-    const v = model.project(rec, i, 'v', x, B, scratch);
-    done(x);
+    let q = model.project(rec, i, 'q', normed, B, scratch);
+    let k = model.project(rec, i, 'k', normed, B, scratch);
+    const v = model.project(rec, i, 'v', normed, B, scratch);
+    done(normed);
     if (l.qNorm && l.kNorm) {
       const qn = model.norm(rec, B * c.numHeads, q, l.qNorm, null, c.headDim, rt);
       const kn = model.norm(rec, B * c.numKvHeads, k, l.kNorm, null, c.headDim, rt);

@@ -422,7 +422,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   }
   if (x > maxGroups) throw new RangeError(`n = ${s.n} needs ${x} column workgroups, more than ${maxGroups} per dispatch`);
 
-  if (s.sumBatches && s.batch > 1 && kernel !== 'blocked') {
+  if (s.sumBatches && kernel !== 'blocked') {
     recordBatchSumOneByOne(rt, rec, ops, shape, s);
     return kernel;
   }
