@@ -3,6 +3,7 @@
 // once, then await the few scalars you asked for.
 import type { BindGroupCache } from './bindGroupCache';
 import type { BufferPool } from './bufferPool';
+import type { DispatchPairing, PendingDispatch } from './dispatchPair';
 import type { DeviceLossWatch } from './deviceLoss';
 import type { KernelPipeline, KernelSpec } from './pipelineCache';
 import type { DispatchTiming, ProfileSession } from './kernelProfiler';
@@ -48,6 +49,8 @@ export class Recorder {
   private readonly uniformChunks: UniformChunk[] = [];
   private submitted = false;
   private readonly kernels = new Set<KernelPipeline>();
+  /** The last dispatch, held back until the next shows whether the two run as one (pairing). */
+  private waiting: PendingDispatch | null = null;
   /** A capture recording's dispatches (kernel and workgroups), for a cost model: none of them ran. */
   readonly captured: CapturedDispatch[] = [];
 
@@ -68,6 +71,8 @@ export class Recorder {
     private readonly profile: ProfileSession | null = null,
     /** Receives the profiled recording's timings once it has run. */
     private readonly onTimings: ((timings: DispatchTiming[]) => void) | null = null,
+    /** Runs adjacent independent dispatches as one (src/gpu/dispatchPair.ts); null: each alone. */
+    private readonly pairing: DispatchPairing | null = null,
   ) {
     this.encoder = device.createCommandEncoder({ label });
   }
@@ -139,6 +144,24 @@ export class Recorder {
     if (x > max || y > max || z > max) {
       throw new RangeError(`${kernel.spec.name}: dispatch (${x}, ${y}, ${z}) exceeds ${max} workgroups per dimension`);
     }
+    const next: PendingDispatch = { kernel, bindings, grid: [x, y, z] };
+    if (!this.pairing) return this.encode(next);
+    const waiting = this.waiting;
+    this.waiting = next;
+    if (!waiting) return;
+    const pair = this.pairing.pair(waiting, next, (data) => this.uniform(data));
+    if (pair) this.waiting = null;
+    this.encode(pair ?? waiting);
+  }
+
+  /** Encodes the held-back dispatch, if any: before anything that must follow it. */
+  private flush(): void {
+    const waiting = this.waiting;
+    this.waiting = null;
+    if (waiting) this.encode(waiting);
+  }
+
+  private encode({ kernel, bindings, grid: [x, y, z] }: PendingDispatch): void {
     if (this.dry) {
       this.captured.push({ kernel: `${kernel.spec.name}:${kernel.spec.entryPoint}`, spec: kernel.spec, workgroups: x * y * z });
       return;
@@ -165,6 +188,7 @@ export class Recorder {
 
   copy(src: GPUBuffer, dst: GPUBuffer, byteLength: number, srcOffset = 0, dstOffset = 0): void {
     this.assertOpen();
+    this.flush();
     if (this.dry) return;
     this.endPass();
     this.encoder.copyBufferToBuffer(src, srcOffset, dst, dstOffset, byteLength);
@@ -173,6 +197,7 @@ export class Recorder {
   /** Zeroes a buffer (or a 4-byte-aligned range of it) without a dispatch. */
   clear(buffer: GPUBuffer, offset = 0, size?: number): void {
     this.assertOpen();
+    this.flush();
     if (this.dry) return;
     this.endPass();
     this.encoder.clearBuffer(buffer, offset, size);
@@ -201,6 +226,7 @@ export class Recorder {
   async submit(): Promise<void> {
     this.assertOpen();
     if (this.dry) throw new Error('a kernel-capture recording cannot be submitted');
+    this.flush();
     this.endPass();
     this.submitted = true;
     // Every uniform of the recording, one write per buffer of slots, ahead of the commands.
@@ -252,6 +278,7 @@ export class Recorder {
   /** Ends a capture recording: its pooled temporaries go back (nothing was written to them). */
   discard(): void {
     if (!this.dry) throw new Error('only a kernel-capture recording can be discarded; submit this one');
+    this.flush();
     this.submitted = true;
     for (const b of this.temporaries.splice(0)) this.pool.release(b);
   }

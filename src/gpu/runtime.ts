@@ -3,6 +3,7 @@
 import { BindGroupCache } from './bindGroupCache';
 import { acquireGpu, type AcquireOptions, type AcquiredGpu, type GpuInfo } from './device';
 import { BufferPool } from './bufferPool';
+import { DispatchPairing } from './dispatchPair';
 import { DeviceLossWatch } from './deviceLoss';
 import { PipelineCache, type KernelSpec, type KernelPipeline } from './pipelineCache';
 import { Recorder, type CapturedDispatch, type SubmitCounters } from './recorder';
@@ -41,6 +42,13 @@ export class GpuRuntime {
   readonly counters: SubmitCounters = { submits: 0, dispatches: 0, readbacks: 0, bytesRead: 0 };
   /** Every recorder races its awaits against this: a lost device never settles them. */
   readonly loss: DeviceLossWatch;
+  /**
+   * Whether recordings run adjacent independent dispatches as one (src/gpu/dispatchPair.ts).
+   * On by default; tests that inspect which kernels an op chose, and before/after measurements,
+   * turn it off.
+   */
+  pairDispatches = true;
+  private readonly pairing: DispatchPairing;
 
   private constructor(
     readonly device: GPUDevice,
@@ -51,6 +59,7 @@ export class GpuRuntime {
     this.pool = new BufferPool(device);
     this.bindGroups = new BindGroupCache(device);
     this.loss = new DeviceLossWatch(lost);
+    this.pairing = new DispatchPairing(device.limits, (spec) => this.pipeline(spec));
   }
 
   /** The running totals now; subtract with countersSince. */
@@ -96,7 +105,7 @@ export class GpuRuntime {
   recorder(label?: string): Recorder {
     if (this.loss.lost) throw this.loss.lost;
     const profiling = this.profiling && this.capture === null ? this.profiling : null;
-    const rec = new Recorder(this.device, this.pool, this.counters, label, this.bindGroups, this.loss, this.capture !== null, profiling && new ProfileSession(this.device), profiling && ((t) => profiling.push(...t)));
+    const rec = new Recorder(this.device, this.pool, this.counters, label, this.bindGroups, this.loss, this.capture !== null, profiling && new ProfileSession(this.device), profiling && ((t) => profiling.push(...t)), this.pairDispatches ? this.pairing : null);
     this.capture?.recorders.push(rec);
     return rec;
   }

@@ -1,0 +1,84 @@
+// Two independent dispatches as one (horizontal fusion). The Recorder holds back each dispatch
+// until the next one arrives; when the two touch no common buffer where either writes — a
+// layer's dX and dW products, say — and their kernels can share a workgroup size, it records one
+// dispatch of a pair kernel (src/gpu/wgslPair.ts) instead of two. No op knows about it, every
+// invocation computes what it would alone (bit-identical), and a step launches fewer kernels.
+import type { Binding } from './recorder';
+import type { KernelPipeline, KernelSpec } from './pipelineCache';
+import { composePair, pairableKernel, type PairableKernel, type PairLimits } from './wgslPair';
+
+export type Grid = readonly [number, number, number];
+
+/** A dispatch as recorded: kernel, bindings and grid. */
+export interface PendingDispatch {
+  kernel: KernelPipeline;
+  bindings: readonly Binding[];
+  grid: Grid;
+}
+
+export class DispatchPairing {
+  private readonly kernels = new WeakMap<KernelSpec, PairableKernel | null>();
+  private readonly pairs = new WeakMap<KernelSpec, WeakMap<KernelSpec, KernelSpec | null>>();
+
+  constructor(
+    private readonly limits: PairLimits & { maxComputeWorkgroupsPerDimension: number },
+    /** The runtime's pipeline lookup (a capture recording only notes the spec). */
+    private readonly pipeline: (spec: KernelSpec) => KernelPipeline,
+  ) {}
+
+  /**
+   * `a` and `b` as one dispatch, with `gridUniform` (called only when they pair) binding the
+   * router's grids; null when they must stay two.
+   */
+  pair(a: PendingDispatch, b: PendingDispatch, gridUniform: (data: Uint32Array) => Binding): PendingDispatch | null {
+    if (!independent(a, b)) return null;
+    const spec = this.pairSpec(a.kernel.spec, b.kernel.spec);
+    if (!spec) return null;
+    const count = (g: Grid) => g[0] * g[1] * g[2];
+    const total = count(a.grid) + count(b.grid);
+    const max = this.limits.maxComputeWorkgroupsPerDimension;
+    const y = Math.ceil(total / max);
+    const grid: Grid = [Math.ceil(total / y), y, 1];
+    const data = new Uint32Array([...a.grid, count(a.grid), ...b.grid, count(b.grid)]);
+    return { kernel: this.pipeline(spec), bindings: [...a.bindings, ...b.bindings, gridUniform(data)], grid };
+  }
+
+  private pairSpec(a: KernelSpec, b: KernelSpec): KernelSpec | null {
+    let byB = this.pairs.get(a);
+    if (!byB) this.pairs.set(a, (byB = new WeakMap()));
+    let spec = byB.get(b);
+    if (spec === undefined) {
+      const pa = this.pairable(a);
+      const pb = this.pairable(b);
+      spec = pa && pb ? composePair(a, pa, b, pb, this.limits) : null;
+      byB.set(b, spec);
+    }
+    return spec;
+  }
+
+  private pairable(spec: KernelSpec): PairableKernel | null {
+    let p = this.kernels.get(spec);
+    if (p === undefined) this.kernels.set(spec, (p = pairableKernel(spec)));
+    return p;
+  }
+}
+
+/**
+ * True when neither dispatch writes a buffer the other binds. Whole buffers, not ranges: WebGPU
+ * forbids a buffer bound writable and read-only in one dispatch even at disjoint ranges.
+ */
+export function independent(a: PendingDispatch, b: PendingDispatch): boolean {
+  const kinds = (d: PendingDispatch) => d.kernel.spec.bindings;
+  for (let i = 0; i < a.bindings.length; i++) {
+    const ba = bufferOf(a.bindings[i]!);
+    for (let j = 0; j < b.bindings.length; j++) {
+      if (bufferOf(b.bindings[j]!) !== ba) continue;
+      if (kinds(a)[i] === 'storage' || kinds(b)[j] === 'storage') return false;
+    }
+  }
+  return true;
+}
+
+function bufferOf(b: Binding): GPUBuffer {
+  return 'buffer' in b ? b.buffer : b;
+}
