@@ -216,11 +216,18 @@ export function loneTensorKernels(rt: GpuRuntime, input: { sizes: number[]; shar
     v: input.sharedMoments ? { buffer: moments, offset: layout.v[k], size: count * 4 } : buffer(count * 4),
     count,
   }));
-  const captured = rt.captureDispatches(() => {
-    const rec = rt.recorder('lone-tensor kernels');
-    const out = recordOptimizerStep(rt, rec, tensors, { learning_rate: 1e-3, step: 1, tensorsPerDispatch: 1 });
-    rt.release(out.stepState, out.tensorStats);
-  });
+  // The kernels each tensor gets, one dispatch each (pairing would merge two tensors' AdamW).
+  rt.pairDispatches = false;
+  let captured;
+  try {
+    captured = rt.captureDispatches(() => {
+      const rec = rt.recorder('lone-tensor kernels');
+      const out = recordOptimizerStep(rt, rec, tensors, { learning_rate: 1e-3, step: 1, tensorsPerDispatch: 1 });
+      rt.release(out.stepState, out.tensorStats);
+    });
+  } finally {
+    rt.pairDispatches = true;
+  }
   rt.release(...owned);
   return { software: rt.info.isFallback, entryPoints: captured.map((d) => d.spec.entryPoint) };
 }
