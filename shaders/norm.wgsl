@@ -33,7 +33,8 @@
 // this per adapter and row length (4 on a software adapter, where a workgroup of one SIMD group
 // makes the barriers free). It must stay a power of two for the reduction trees.
 const WG: u32 = 256u;
-// Threads (columns) per workgroup of the column kernels (param_*, reduce_*), never rewritten.
+// Threads (columns) per workgroup of the column kernels (param_*, reduce_*): rewritten with WG,
+// to the same count, so that dispatch pairing can run a norm's dx and its dgamma/dbeta as one.
 const COLS: u32 = 256u;
 
 struct Params {

@@ -5,7 +5,7 @@
 // invocation computes what it would alone (bit-identical), and a step launches fewer kernels.
 import type { Binding } from './recorder';
 import type { KernelPipeline, KernelSpec } from './pipelineCache';
-import { composePair, pairableKernel, type PairableKernel, type PairLimits } from './wgslPair';
+import { composePair, pairableKernel, type PairableKernel, type PairKernel, type PairLimits } from './wgslPair';
 
 export type Grid = readonly [number, number, number];
 
@@ -18,7 +18,8 @@ export interface PendingDispatch {
 
 export class DispatchPairing {
   private readonly kernels = new WeakMap<KernelSpec, PairableKernel | null>();
-  private readonly pairs = new WeakMap<KernelSpec, WeakMap<KernelSpec, KernelSpec | null>>();
+  /** Pair kernels by first spec, second spec and which bindings the second shares. */
+  private readonly pairs = new WeakMap<KernelSpec, WeakMap<KernelSpec, Map<string, PairKernel | null>>>();
 
   constructor(
     private readonly limits: PairLimits & { maxComputeWorkgroupsPerDimension: number },
@@ -32,28 +33,33 @@ export class DispatchPairing {
    */
   pair(a: PendingDispatch, b: PendingDispatch, gridUniform: (data: Uint32Array) => Binding): PendingDispatch | null {
     if (!independent(a, b)) return null;
-    const spec = this.pairSpec(a.kernel.spec, b.kernel.spec);
-    if (!spec) return null;
+    const shared = sharedBindings(a, b);
+    const pair = this.pairKernel(a.kernel.spec, b.kernel.spec, shared);
+    if (!pair) return null;
     const count = (g: Grid) => g[0] * g[1] * g[2];
     const total = count(a.grid) + count(b.grid);
     const max = this.limits.maxComputeWorkgroupsPerDimension;
     const y = Math.ceil(total / max);
     const grid: Grid = [Math.ceil(total / y), y, 1];
     const data = new Uint32Array([...a.grid, count(a.grid), ...b.grid, count(b.grid)]);
-    return { kernel: this.pipeline(spec), bindings: [...a.bindings, ...b.bindings, gridUniform(data)], grid };
+    const bindings = [...a.bindings, ...pair.keptB.map((j) => b.bindings[j]!), gridUniform(data)];
+    return { kernel: this.pipeline(pair.spec), bindings, grid };
   }
 
-  private pairSpec(a: KernelSpec, b: KernelSpec): KernelSpec | null {
+  private pairKernel(a: KernelSpec, b: KernelSpec, shared: readonly (number | null)[]): PairKernel | null {
     let byB = this.pairs.get(a);
     if (!byB) this.pairs.set(a, (byB = new WeakMap()));
-    let spec = byB.get(b);
-    if (spec === undefined) {
+    let byShared = byB.get(b);
+    if (!byShared) byB.set(b, (byShared = new Map()));
+    const key = shared.join(',');
+    let pair = byShared.get(key);
+    if (pair === undefined) {
       const pa = this.pairable(a);
       const pb = this.pairable(b);
-      spec = pa && pb ? composePair(a, pa, b, pb, this.limits) : null;
-      byB.set(b, spec);
+      pair = pa && pb ? composePair(a, pa, b, pb, this.limits, shared) : null;
+      byShared.set(key, pair);
     }
-    return spec;
+    return pair;
   }
 
   private pairable(spec: KernelSpec): PairableKernel | null {
@@ -77,6 +83,27 @@ export function independent(a: PendingDispatch, b: PendingDispatch): boolean {
     }
   }
   return true;
+}
+
+/**
+ * For each binding of `b`, a binding of `a` with the same read-only range (the pair kernel may
+ * bind it once), else null.
+ */
+export function sharedBindings(a: PendingDispatch, b: PendingDispatch): (number | null)[] {
+  const read = (d: PendingDispatch, i: number) => d.kernel.spec.bindings[i] === 'read-only-storage';
+  return b.bindings.map((bb, j) => {
+    if (!read(b, j)) return null;
+    const i = a.bindings.findIndex((ba, i) => read(a, i) && sameRange(ba, bb));
+    return i < 0 ? null : i;
+  });
+}
+
+function sameRange(x: Binding, y: Binding): boolean {
+  const buffer = bufferOf(x);
+  if (buffer !== bufferOf(y)) return false;
+  const offset = (b: Binding) => ('buffer' in b ? (b.offset ?? 0) : 0);
+  const size = (b: Binding) => ('buffer' in b && b.size !== undefined ? b.size : buffer.size - offset(b));
+  return offset(x) === offset(y) && size(x) === size(y);
 }
 
 function bufferOf(b: Binding): GPUBuffer {

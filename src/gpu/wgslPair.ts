@@ -25,6 +25,14 @@ export interface PairableKernel {
   workgroupSize: [number, number, number];
   /** Bytes of the var<workgroup> the entry point uses (directly or through the functions it calls). */
   workgroupBytes: number;
+  /** The resource variable the entry point uses at each binding: name, and address space + type. */
+  resources: Map<number, { name: string; declared: string }>;
+}
+
+/** A composed pair: its kernel, and which of the second kernel's bindings it keeps (the rest are the first's). */
+export interface PairKernel {
+  spec: KernelSpec;
+  keptB: number[];
 }
 
 /** The device limits a pair must fit. */
@@ -43,13 +51,21 @@ export function pairableKernel(spec: KernelSpec): PairableKernel | null {
     directives.push(d.trim());
     return '';
   });
+  // The module's other entry points go: nothing can call them, and their resources, renumbered
+  // with the rest, could clash within them.
+  code = withoutOtherEntryPoints(code, spec.entryPoint);
   const entry = findEntry(code, spec.entryPoint);
   if (!entry) return null;
   const values = moduleValues(code, spec.constants ?? {});
   const size = splitTopLevel(entry.workgroupSize).map((e) => evaluate(e, values));
   if (size.length < 1 || size.length > 3 || size.some((n) => n === null || n < 1)) return null;
   const workgroupSize = [size[0]!, size[1] ?? 1, size[2] ?? 1] as [number, number, number];
-  const workgroupBytes = workgroupMemory(code, values, usedNames(code, spec.entryPoint));
+  const used = usedNames(code, spec.entryPoint);
+  const workgroupBytes = workgroupMemory(code, values, used);
+  const resources = new Map<number, { name: string; declared: string }>();
+  for (const m of moduleScope(code).matchAll(/@binding\(\s*(\d+)\s*\)\s*var\s*(<[^>]*>)\s*(\w+)\s*:\s*([^;]+);/g)) {
+    if (used.has(m[3]!)) resources.set(Number(m[1]), { name: m[3]!, declared: `${m[2]}:${m[4]}`.replace(/\s+/g, '') });
+  }
   if (workgroupBytes === null) return null;
   const params: Builtin[] = [];
   for (const p of splitTopLevel(entry.params)) {
@@ -60,21 +76,44 @@ export function pairableKernel(spec: KernelSpec): PairableKernel | null {
   const plainParams = splitTopLevel(entry.params).map((p) => p.trim().replace(/^@builtin\(\s*\w+\s*\)\s*/, ''));
   code = `${code.slice(0, entry.start)}fn ${spec.entryPoint}(${plainParams.join(', ')})${code.slice(entry.end)}`;
   if (topLevelNames(code).some((n) => ROUTER_NAMES.includes(n))) return null;
-  return { body: code, directives, params, workgroupSize, workgroupBytes };
+  return { body: code, directives, params, workgroupSize, workgroupBytes, resources };
 }
 
 /**
- * The pair kernel of `a` then `b` (bindings: a's, then b's, then the router's grid uniform), or
- * null when the two cannot share a dispatch: different workgroup sizes or over a device limit.
+ * The pair kernel of `a` then `b` (bindings: a's, then b's not shared, then the router's grid
+ * uniform), or null when the two cannot share a dispatch: different workgroup sizes or over a
+ * device limit. `shared[j]` names a binding of `a` that b's binding j may reuse (the same
+ * read-only buffer range): it does when both declare it alike, which keeps a pair of kernels
+ * reading the same inputs within the device's storage-binding limit.
  */
-export function composePair(a: KernelSpec, pa: PairableKernel, b: KernelSpec, pb: PairableKernel, limits: PairLimits): KernelSpec | null {
+export function composePair(a: KernelSpec, pa: PairableKernel, b: KernelSpec, pb: PairableKernel, limits: PairLimits, shared: readonly (number | null)[] = []): PairKernel | null {
   if (pa.workgroupSize.some((n, i) => n !== pb.workgroupSize[i])) return null;
-  const bindings: BindingKind[] = [...a.bindings, ...b.bindings, 'uniform'];
+  let bodyA = pa.body;
+  let bodyB = prefixNames(pb.body, 'p2_');
+  const keptB: number[] = [];
+  const numbers = new Map<number, number>();
+  b.bindings.forEach((_kind, j) => {
+    const i = shared[j];
+    const ra = i === null || i === undefined ? undefined : pa.resources.get(i);
+    const rb = pb.resources.get(j);
+    if (ra && rb && ra.declared === rb.declared && ra.declared.startsWith('<storage,read>')) {
+      // One variable for both: renamed in each kernel to a name no local can hold.
+      const name = `pair_shared${j}`;
+      bodyA = renameNames(bodyA, new Map([[ra.name, name]]));
+      bodyB = renameNames(bodyB.replace(new RegExp(`@group\\(0\\)\\s*@binding\\(\\s*${j}\\s*\\)\\s*var\\s*<[^>]*>\\s*p2_${rb.name}\\s*:[^;]*;`), ''), new Map([[`p2_${rb.name}`, name]]));
+      numbers.set(j, a.bindings.length);
+    } else {
+      numbers.set(j, a.bindings.length + keptB.length);
+      keptB.push(j);
+    }
+  });
+  const bindings: BindingKind[] = [...a.bindings, ...keptB.map((j) => b.bindings[j]!), 'uniform'];
   const storage = bindings.filter((k) => k !== 'uniform').length;
   const uniforms = bindings.length - storage;
   if (storage > limits.maxStorageBuffersPerShaderStage || uniforms > limits.maxUniformBuffersPerShaderStage) return null;
   if (pa.workgroupBytes + pb.workgroupBytes > limits.maxComputeWorkgroupStorageSize) return null;
-  const renamed = renumberBindings(prefixNames(pb.body, 'p2_'), a.bindings.length);
+  // B's other declarations of a shared number are unused by the pair: any number serves them.
+  const renamed = bodyB.replace(/@binding\(\s*(\d+)\s*\)/g, (_m, n: string) => `@binding(${numbers.get(Number(n)) ?? a.bindings.length + Number(n)})`);
   const [x, y, z] = pa.workgroupSize;
   const call = (fn: string, params: readonly Builtin[], grid: string) =>
     `${fn}(${params.map((p) => builtinArgument(p, grid, pa.workgroupSize)).join(', ')})`;
@@ -104,13 +143,14 @@ fn pair_main(@builtin(workgroup_id) pair_w: vec3<u32>, @builtin(num_workgroups) 
   const directives = [...new Set([...pa.directives, ...pb.directives])];
   const constants: Record<string, number> = { ...(a.constants ?? {}) };
   for (const [k, v] of Object.entries(b.constants ?? {})) constants[`p2_${k}`] = v;
-  return {
+  const spec: KernelSpec = {
     name: `pair(${a.name}:${a.entryPoint} + ${b.name}:${b.entryPoint})`,
-    code: `${directives.join('\n')}\n${pa.body}\n${renamed}\n${router}`,
+    code: `${directives.join('\n')}\n${bodyA}\n${renamed}\n${router}`,
     entryPoint: 'pair_main',
     bindings,
     ...(Object.keys(constants).length > 0 ? { constants } : {}),
   };
+  return { spec, keptB };
 }
 
 function builtinArgument(p: Builtin, grid: string, size: readonly number[]): string {
@@ -130,6 +170,29 @@ function builtinArgument(p: Builtin, grid: string, size: readonly number[]): str
 
 export function stripComments(code: string): string {
   return code.replace(/\/\*[\s\S]*?\*\//g, ' ').replace(/\/\/[^\n]*/g, '');
+}
+
+/** `code` without the @compute functions other than `entry` (header to closing brace). */
+function withoutOtherEntryPoints(code: string, entry: string): string {
+  const header = /((?:@\w+(?:\s*\([^()]*(?:\([^()]*\)[^()]*)*\))?\s*)+)fn\s+(\w+)\s*\(/g;
+  let out = '';
+  let last = 0;
+  for (let m = header.exec(code); m; m = header.exec(code)) {
+    if (!/@compute\b/.test(m[1]!) || m[2] === entry) continue;
+    let depth = 0;
+    let end = code.indexOf('{', m.index + m[0].length);
+    for (let i = end; i < code.length; i++) {
+      if (code[i] === '{') depth++;
+      else if (code[i] === '}' && --depth === 0) {
+        end = i + 1;
+        break;
+      }
+    }
+    out += code.slice(last, m.index);
+    last = end;
+    header.lastIndex = end;
+  }
+  return out + code.slice(last);
 }
 
 /** The entry point's attributes + header span, its workgroup_size text and parameter list. */
@@ -319,7 +382,11 @@ export function topLevelNames(code: string): string[] {
  * renamed with its uses, which changes nothing); member names after `.` and in struct bodies stay.
  */
 export function prefixNames(code: string, prefix: string): string {
-  const names = new Set(topLevelNames(code));
+  return renameNames(code, new Map(topLevelNames(code).map((n) => [n, prefix + n])));
+}
+
+/** `code` with the identifiers in `names` renamed, as prefixNames does. */
+export function renameNames(code: string, names: ReadonlyMap<string, string>): string {
   let out = '';
   let inStruct = false;
   let structDepth = 0;
@@ -341,15 +408,15 @@ export function prefixNames(code: string, prefix: string): string {
       out += t;
       continue;
     }
-    if (t.startsWith('struct') && /^struct\s/.test(t)) {
+    if (/^struct\s/.test(t)) {
       const name = t.replace(/^struct\s+/, '');
       inStruct = true;
       structDepth = depth;
-      out += `struct ${names.has(name) ? prefix + name : name}`;
+      out += `struct ${names.get(name) ?? name}`;
       continue;
     }
     const member = neighbour(code, m.index, -1) === '.' || (inStruct && depth === structDepth + 1 && neighbour(code, last, 1) === ':');
-    out += names.has(t) && !member ? prefix + t : t;
+    out += member ? t : (names.get(t) ?? t);
   }
   return out + code.slice(last);
 }
@@ -360,9 +427,4 @@ function neighbour(code: string, at: number, step: 1 | -1): string {
     if (!/\s/.test(code[i]!)) return code[i]!;
   }
   return '';
-}
-
-/** Adds `offset` to every @binding number. */
-export function renumberBindings(code: string, offset: number): string {
-  return code.replace(/@binding\(\s*(\d+)\s*\)/g, (_m, n: string) => `@binding(${Number(n) + offset})`);
 }

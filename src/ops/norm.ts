@@ -7,8 +7,6 @@ import type { Binding, Recorder } from '../gpu/recorder';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import { checkBinding } from './elementwise';
 
-/** Threads (columns) per workgroup of the column kernels (COLS in the shader). */
-const COLUMNS = 256;
 /** Rows summed by one partial of dgamma/dbeta (the first of the two reduction dispatches). */
 const PARTIAL_ROWS = 32;
 /**
@@ -22,10 +20,6 @@ const READ = 'read-only-storage';
 
 /** GPT-2's layer_norm_epsilon. */
 export const GPT2_LAYERNORM_EPS = 1e-5;
-
-function spec(entryPoint: string, bindings: KernelSpec['bindings']): KernelSpec {
-  return { name: 'norm', code, entryPoint, bindings };
-}
 
 /**
  * Threads per row of the row kernels (forward, add_forward, backward_input[_add]) for rows of
@@ -44,10 +38,18 @@ export function normRowThreads(dim: number, software: boolean): number {
 }
 
 interface RowKernels {
+  /** Threads a workgroup (WG and COLS). */
+  threads: number;
   forward: KernelSpec;
   addForward: KernelSpec;
   backward: KernelSpec;
   backwardAdd: KernelSpec;
+  /** The column kernels (dγ, dβ), a thread a column, as many threads a workgroup as the rows'. */
+  paramPartials: KernelSpec;
+  reduceGamma: KernelSpec;
+  reduceGammaBeta: KernelSpec;
+  paramGradsGamma: KernelSpec;
+  paramGradsGammaBeta: KernelSpec;
 }
 const ROW_SPECS = new Map<string, RowKernels>();
 
@@ -58,11 +60,19 @@ const ROW_SPECS = new Map<string, RowKernels>();
  */
 const SUBGROUP_SUM2 = 'fn workgroup_sum2(tid: u32, a: f32, b: f32) -> vec2<f32> {\n  return subgroupAdd(vec2<f32>(a, b));\n}\n\n';
 
-/** norm.wgsl with WG = `threads`, and with `subgroups` its tree sums replaced by subgroupAdd. */
+/**
+ * norm.wgsl with WG and COLS = `threads`, and with `subgroups` its tree sums replaced by
+ * subgroupAdd. The column kernels take the row kernels' workgroup size so that dispatch pairing
+ * (src/gpu/dispatchPair.ts) can run a norm's dx and its dγ/dβ as one dispatch; on a software
+ * adapter their 4-thread workgroups also spread the columns over the cores.
+ */
 function sizedCode(threads: number, subgroups: boolean): string {
-  const constant = 'const WG: u32 = 256u;';
-  if (!code.includes(constant)) throw new Error('norm.wgsl: the workgroup size constant was not found');
-  const sized = code.replace(constant, `const WG: u32 = ${threads}u;`);
+  let sized = code;
+  for (const name of ['WG', 'COLS']) {
+    const constant = `const ${name}: u32 = 256u;`;
+    if (!sized.includes(constant)) throw new Error(`norm.wgsl: the workgroup size constant ${name} was not found`);
+    sized = sized.replace(constant, `const ${name}: u32 = ${threads}u;`);
+  }
   if (!subgroups) return sized;
   const start = sized.indexOf('fn workgroup_sum2(');
   const end = sized.indexOf('@compute', start);
@@ -80,10 +90,16 @@ function rowKernels(threads: number, subgroups: boolean): RowKernels {
   if (!specs) {
     const sized = sizedCode(threads, subgroups);
     specs = {
+      threads,
       forward: { name: 'norm', code: sized, entryPoint: 'forward', bindings: ['uniform', READ, READ, READ, 'storage', 'storage'] },
       addForward: { name: 'norm', code: sized, entryPoint: 'add_forward', bindings: ['uniform', READ, READ, READ, 'storage', 'storage', READ, 'storage'] },
       backward: { name: 'norm', code: sized, entryPoint: 'backward_input', bindings: ['uniform', READ, READ, READ, READ, 'storage'] },
       backwardAdd: { name: 'norm', code: sized, entryPoint: 'backward_input_add', bindings: ['uniform', READ, READ, READ, READ, 'storage', READ] },
+      paramPartials: { name: 'norm', code: sized, entryPoint: 'param_partials', bindings: ['uniform', READ, READ, READ, 'storage'] },
+      reduceGamma: { name: 'norm', code: sized, entryPoint: 'reduce_gamma', bindings: ['uniform', READ, 'storage'] },
+      reduceGammaBeta: { name: 'norm', code: sized, entryPoint: 'reduce_gamma_beta', bindings: ['uniform', READ, 'storage', 'storage'] },
+      paramGradsGamma: { name: 'norm', code: sized, entryPoint: 'param_grads_gamma', bindings: ['uniform', READ, READ, READ, 'storage'] },
+      paramGradsGammaBeta: { name: 'norm', code: sized, entryPoint: 'param_grads_gamma_beta', bindings: ['uniform', READ, READ, READ, 'storage', 'storage'] },
     };
     ROW_SPECS.set(key, specs);
   }
@@ -99,11 +115,6 @@ function rowKernelsFor(rt: GpuRuntime, shape: NormShape): RowKernels {
   const threads = shape.threads ?? normRowThreads(shape.dim, rt.info.isFallback);
   return rowKernels(threads, rt.info.subgroupSize === threads && rt.device.features.has('subgroups'));
 }
-const PARAM_PARTIALS = spec('param_partials', ['uniform', READ, READ, READ, 'storage']);
-const REDUCE_GAMMA = spec('reduce_gamma', ['uniform', READ, 'storage']);
-const REDUCE_GAMMA_BETA = spec('reduce_gamma_beta', ['uniform', READ, 'storage', 'storage']);
-const PARAM_GRADS_GAMMA = spec('param_grads_gamma', ['uniform', READ, READ, READ, 'storage']);
-const PARAM_GRADS_GAMMA_BETA = spec('param_grads_gamma_beta', ['uniform', READ, READ, READ, 'storage', 'storage']);
 
 export type NormKind = 'layernorm' | 'rmsnorm';
 
@@ -275,18 +286,18 @@ export function recordNormBackward(
   if (residual) rec.dispatch(rt.pipeline(kernels.backwardAdd), [params, fwd.x, fwd.gamma, fwd.stats, dy, dx, residual], gx, gy);
   else rec.dispatch(rt.pipeline(kernels.backward), [params, fwd.x, fwd.gamma, fwd.stats, dy, dx], gx, gy);
 
-  const columns = Math.ceil(dim / COLUMNS);
+  const columns = Math.ceil(dim / kernels.threads);
   const dGamma = accumulateInto?.dGamma ?? rt.storage(dim * 4, `${kind}.dgamma`);
   const dBeta = layer ? (accumulateInto?.dBeta ?? rt.storage(dim * 4, `${kind}.dbeta`)) : null;
   if (rows <= ONE_PASS_ROWS) {
-    if (dBeta) rec.dispatch(rt.pipeline(PARAM_GRADS_GAMMA_BETA), [params, fwd.x, fwd.stats, dy, dGamma, dBeta], columns);
-    else rec.dispatch(rt.pipeline(PARAM_GRADS_GAMMA), [params, fwd.x, fwd.stats, dy, dGamma], columns);
+    if (dBeta) rec.dispatch(rt.pipeline(kernels.paramGradsGammaBeta), [params, fwd.x, fwd.stats, dy, dGamma, dBeta], columns);
+    else rec.dispatch(rt.pipeline(kernels.paramGradsGamma), [params, fwd.x, fwd.stats, dy, dGamma], columns);
     return { dx, dGamma, dBeta };
   }
   const partials = rec.scratch(chunks * 2 * dim * 4, `${kind}.partials`);
-  rec.dispatch(rt.pipeline(PARAM_PARTIALS), [params, fwd.x, fwd.stats, dy, partials], columns, chunks);
-  if (dBeta) rec.dispatch(rt.pipeline(REDUCE_GAMMA_BETA), [params, partials, dGamma, dBeta], columns);
-  else rec.dispatch(rt.pipeline(REDUCE_GAMMA), [params, partials, dGamma], columns);
+  rec.dispatch(rt.pipeline(kernels.paramPartials), [params, fwd.x, fwd.stats, dy, partials], columns, chunks);
+  if (dBeta) rec.dispatch(rt.pipeline(kernels.reduceGammaBeta), [params, partials, dGamma, dBeta], columns);
+  else rec.dispatch(rt.pipeline(kernels.reduceGamma), [params, partials, dGamma], columns);
   return { dx, dGamma, dBeta };
 }
 

@@ -224,18 +224,24 @@ describe('norm kernels (WGSL) vs float64 twin', () => {
     const rowThreads = one.software ? 4 : 32;
     // Subgroup sums where a row's workgroup is one subgroup (SwiftShader: 4 and 4).
     const sg = one.subgroupSize === rowThreads;
+    // The column kernels (dγ, dβ) take the row kernels' workgroup size and module, so that
+    // dispatch pairing can run them with the dx kernel (pairing is off in this capture).
     expect(one.dispatches).toEqual([
       { entryPoint: 'forward', wg: rowThreads, subgroups: sg, workgroups: 64 },
       { entryPoint: 'backward_input', wg: rowThreads, subgroups: sg, workgroups: 64 },
-      { entryPoint: 'param_grads_gamma_beta', wg: 256, subgroups: false, workgroups: 1 },
+      { entryPoint: 'param_grads_gamma_beta', wg: rowThreads, subgroups: sg, workgroups: 128 / rowThreads },
     ]);
     const two = await run('normDispatches', { kind: 'rmsnorm', rows: 257, dim: 300, threads: 64, residual: true });
+    const sg64 = two.subgroupSize === 64;
     expect(two.dispatches).toEqual([
-      { entryPoint: 'forward', wg: 64, subgroups: two.subgroupSize === 64, workgroups: 257 },
-      { entryPoint: 'backward_input_add', wg: 64, subgroups: two.subgroupSize === 64, workgroups: 257 },
-      { entryPoint: 'param_partials', wg: 256, subgroups: false, workgroups: 2 * 9 },
-      { entryPoint: 'reduce_gamma', wg: 256, subgroups: false, workgroups: 2 },
+      { entryPoint: 'forward', wg: 64, subgroups: sg64, workgroups: 257 },
+      { entryPoint: 'backward_input_add', wg: 64, subgroups: sg64, workgroups: 257 },
+      { entryPoint: 'param_partials', wg: 64, subgroups: sg64, workgroups: 5 * 9 },
+      { entryPoint: 'reduce_gamma', wg: 64, subgroups: sg64, workgroups: 5 },
     ]);
+    // With pairing (the engine's default) a norm's dx and its dγ/dβ run as one dispatch.
+    expect(one.pairedEntryPoints).toEqual(['forward', 'pair_main']);
+    expect(two.pairedEntryPoints).toEqual(['forward', 'pair_main', 'reduce_gamma']);
   });
 
   it('layernorm: constant rows give rstd = 1/sqrt(eps) (large, finite) and y = beta exactly', async () => {

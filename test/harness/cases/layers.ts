@@ -156,12 +156,22 @@ export function normDispatches(rt: GpuRuntime, c: { kind: NormKind; rows: number
   const x = rt.storage(rows * dim * 4, 'x');
   const gamma = rt.storage(dim * 4, 'gamma');
   const made: GPUBuffer[] = [];
-  const captured = rt.captureDispatches(() => {
-    const rec = rt.recorder('norm.capture');
-    const fwd = recordNormForward(rt, rec, { kind, rows, dim, eps: 1e-5, threads: c.threads }, x, gamma, kind === 'layernorm' ? gamma : null);
-    const g = recordNormBackward(rt, rec, fwd, x, undefined, c.residual ? x : undefined);
-    made.push(fwd.y, fwd.stats, g.dx, g.dGamma as GPUBuffer, ...(g.dBeta ? [g.dBeta as GPUBuffer] : []));
-  });
+  const capture = () =>
+    rt.captureDispatches(() => {
+      const rec = rt.recorder('norm.capture');
+      const fwd = recordNormForward(rt, rec, { kind, rows, dim, eps: 1e-5, threads: c.threads }, x, gamma, kind === 'layernorm' ? gamma : null);
+      const g = recordNormBackward(rt, rec, fwd, x, undefined, c.residual ? x : undefined);
+      made.push(fwd.y, fwd.stats, g.dx, g.dGamma as GPUBuffer, ...(g.dBeta ? [g.dBeta as GPUBuffer] : []));
+    });
+  const paired = capture();
+  // Each kernel alone: what the launcher chose.
+  rt.pairDispatches = false;
+  let captured;
+  try {
+    captured = capture();
+  } finally {
+    rt.pairDispatches = true;
+  }
   rt.release(x, gamma, ...made);
   return {
     software: rt.info.isFallback,
@@ -169,10 +179,11 @@ export function normDispatches(rt: GpuRuntime, c: { kind: NormKind; rows: number
     threadsByDim: Object.fromEntries([1, 128, 129, 576, 1024, 4096].map((d) => [d, [normRowThreads(d, false), normRowThreads(d, true)]])),
     dispatches: captured.map((d) => ({
       entryPoint: d.spec.entryPoint,
-      wg: Number(/const WG: u32 = (\d+)u;/.exec(d.spec.code)?.[1]),
+      wg: Number((/^(param|reduce)_/.test(d.spec.entryPoint) ? /const COLS: u32 = (\d+)u;/ : /const WG: u32 = (\d+)u;/).exec(d.spec.code)?.[1]),
       subgroups: d.spec.code.startsWith('enable subgroups;'),
       workgroups: d.workgroups,
     })),
+    pairedEntryPoints: paired.map((d) => d.spec.entryPoint),
   };
 }
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { KernelSpec } from '../../../src/gpu/pipelineCache';
-import { composePair, evaluate, pairableKernel, prefixNames, renumberBindings, stripComments, topLevelNames } from '../../../src/gpu/wgslPair';
+import { composePair, evaluate, pairableKernel, prefixNames, stripComments, topLevelNames } from '../../../src/gpu/wgslPair';
 
 const LIMITS = { maxStorageBuffersPerShaderStage: 10, maxUniformBuffersPerShaderStage: 12, maxComputeWorkgroupStorageSize: 16384 };
 
@@ -76,13 +76,13 @@ describe('WGSL pairing', () => {
     expect(renamed).toContain('var<workgroup> p2_tile: array<vec4<f32>, p2_WG * p2_ROWS>;');
     expect(renamed).toContain('p2_out[i] = p2_scale(f32(i));');
     expect(renamed).toContain('@builtin(workgroup_id) wid');
-    expect(renumberBindings('@group(0) @binding(1) var x; @binding( 0 )', 3)).toBe('@group(0) @binding(4) var x; @binding(3)');
   });
 
   it('composes a pair: bindings after the first, the second kernel prefixed, a router over both grids', () => {
     const a = spec(KERNEL);
     const b = spec(KERNEL, 'main', { ROWS: 4 });
-    const pair = composePair(a, pairableKernel(a)!, b, pairableKernel(b)!, LIMITS)!;
+    const { spec: pair, keptB } = composePair(a, pairableKernel(a)!, b, pairableKernel(b)!, LIMITS)!;
+    expect(keptB).toEqual([0, 1]);
     expect(pair.bindings).toEqual(['uniform', 'storage', 'uniform', 'storage', 'uniform']);
     expect(pair.entryPoint).toBe('pair_main');
     expect(pair.constants).toEqual({ p2_ROWS: 4 });
@@ -92,6 +92,22 @@ describe('WGSL pairing', () => {
     expect(pair.code).toContain('@compute @workgroup_size(16, 4, 1)');
     expect(pair.code).toContain('main(pair_wid, pair_lix)');
     expect(pair.code).toContain('p2_main(pair_wid, pair_lix)');
+  });
+
+  it('binds a read-only input the two kernels share once, renamed in both', () => {
+    const reader = KERNEL.replace('var<storage, read_write> out', 'var<storage, read> src').replace('out[i] = scale(f32(i));', 'let v = src[i] + scale(f32(i));').replace('@group(0) @binding(1) var<storage, read> src: array<f32>;', '@group(0) @binding(1) var<storage, read> src: array<f32>;\n@group(0) @binding(2) var<storage, read_write> out: array<f32>;').replace('let v = src[i] + scale(f32(i));', 'out[i] = src[i] + scale(f32(i));');
+    const s = { ...spec(reader), bindings: ['uniform', 'read-only-storage', 'storage'] as const };
+    const p = pairableKernel(s as KernelSpec)!;
+    expect([...p.resources.entries()]).toEqual([[0, { name: 'params', declared: '<uniform>:Params' }], [1, { name: 'src', declared: '<storage,read>:array<f32>' }], [2, { name: 'out', declared: '<storage,read_write>:array<f32>' }]]);
+    const { spec: pair, keptB } = composePair(s as KernelSpec, p, s as KernelSpec, p, LIMITS, [null, 1, null])!;
+    expect(keptB).toEqual([0, 2]);
+    expect(pair.bindings).toEqual(['uniform', 'read-only-storage', 'storage', 'uniform', 'storage', 'uniform']);
+    expect(pair.code.match(/var<storage, read> pair_shared1: array<f32>;/g)).toHaveLength(1);
+    expect(pair.code).toContain('out[i] = pair_shared1[i] + scale(f32(i));');
+    expect(pair.code).toContain('p2_out[i] = pair_shared1[i] + p2_scale(f32(i));');
+    expect(pair.code).toContain('@group(0) @binding(4) var<storage, read_write> p2_out');
+    // A writable binding is never shared.
+    expect(composePair(s as KernelSpec, p, s as KernelSpec, p, LIMITS, [null, null, 2])!.keptB).toEqual([0, 1, 2]);
   });
 
   it('refuses a pair of different workgroup sizes, or one over the binding or workgroup-memory limits', () => {
