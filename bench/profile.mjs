@@ -5,8 +5,10 @@
 // an unprofiled warm-up. Prints the kernels by total time and writes bench/results/profile.json.
 // A tool for choosing what to optimise; it never asserts a time.
 //
-//   node bench/profile.mjs [--model default|gpt2-small|smollm135-quick] [--train-size BxT] [--sample BxPxN] [--grpo] [--top 15] [--out FILE]
+//   node bench/profile.mjs [--model default|gpt2-small|smollm135-quick] [--train-size BxT] [--sample BxPxN] [--grpo] [--pairing-rounds N] [--top 15] [--out FILE]
 //
+// --pairing-rounds N also times N unprofiled train steps with dispatch pairing off and N with it
+// on (src/gpu/dispatchPair.ts), alternating in the page, and prints the median wall seconds.
 // --grpo adds one GRPO step (bench/grpoStep.ts: 8 completions of 16 tokens, LoRA, micro-batches of 2).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -20,6 +22,7 @@ const { values } = parseArgs({
     sample: { type: 'string', default: '8x8x16' },
     top: { type: 'string', default: '15' },
     grpo: { type: 'boolean', default: false },
+    'pairing-rounds': { type: 'string', default: '0' },
     out: { type: 'string', default: join(repoRoot, 'bench', 'results', 'profile.json') },
   },
 });
@@ -43,6 +46,7 @@ const [batch, seqLen] = ints('train-size', values['train-size'], 2);
 if (seqLen < 2) fail('--train-size needs a sequence of at least 2 tokens');
 const [sBatch, promptLen, newTokens] = ints('sample', values.sample, 3);
 const top = ints('top', values.top, 1)[0];
+const pairingRounds = values['pairing-rounds'] === '0' ? 0 : ints('pairing-rounds', values['pairing-rounds'], 1)[0];
 
 const harness = await openHarness();
 try {
@@ -50,6 +54,7 @@ try {
     hfConfig: MODELS[values.model],
     train: { batch, seqLen },
     sample: { batch: sBatch, promptLen, newTokens },
+    ...(pairingRounds > 0 ? { pairingRounds } : {}),
     ...(values.grpo
       ? { grpo: { config: { num_generations: 8, generation_batch_size: 8, max_completion_length: 16, learning_rate: 1e-4, use_peft: true, per_device_train_batch_size: 2, seed: 1 }, promptWords: 12 } }
       : {}),
@@ -62,6 +67,12 @@ try {
       console.log(`  ${(100 * k.share).toFixed(1).padStart(5)}%  ${k.ms.toFixed(1).padStart(7)}  ${String(k.dispatches).padStart(10)}  ${k.kernel}`);
     }
     if (p.kernels.length > top) console.log(`  … ${p.kernels.length - top} more kernels`);
+  }
+  if (r.pairing) {
+    const p = r.pairing;
+    const list = (v) => v.map((x) => x.toFixed(3)).join(' ');
+    console.log(`\ntrain step wall, pairing off / on (${p.rounds} rounds each, alternating): medians ${p.offMedian.toFixed(3)} / ${p.onMedian.toFixed(3)} s, off/on ${(p.offMedian / p.onMedian).toFixed(2)}x`);
+    console.log(`  off: ${list(p.off)}\n  on:  ${list(p.on)}`);
   }
   mkdirSync(dirname(values.out), { recursive: true });
   writeFileSync(values.out, JSON.stringify({ model: values.model, ...r }, null, 2));

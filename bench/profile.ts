@@ -15,6 +15,11 @@ export interface ProfileRequest {
   hfConfig: Record<string, unknown>;
   train: { batch: number; seqLen: number };
   sample: { batch: number; promptLen: number; newTokens: number };
+  /**
+   * Also time unprofiled train steps with dispatch pairing off and on (src/gpu/dispatchPair.ts),
+   * alternating, this many rounds each (after a warm-up of both).
+   */
+  pairingRounds?: number;
   /** Also a GRPO step (bench/grpoStep.ts: its own model of hfConfig's shape, sampling + judge + update). */
   grpo?: Omit<GrpoBenchRequest, 'hfConfig' | 'steps'>;
 }
@@ -52,6 +57,7 @@ export async function run(rt: GpuRuntime, req: ProfileRequest) {
     }));
     const trainer = new SftTrainer(rt, model, config.eosTokenId ?? 0, { learning_rate: 1e-4, lr_scheduler_type: 'constant' });
     const train = await phase(rt, `train step ${batch}x${seqLen}`, () => trainer.trainStep(examples));
+    const pairing = req.pairingRounds ? await pairingWall(rt, req.pairingRounds, () => trainer.trainStep(examples)) : null;
     const s = req.sample;
     const prompts = Array.from({ length: s.batch }, (_, b) => Array.from({ length: s.promptLen }, (_, i) => (b * 17 + i * 5) % V));
     const sample = await phase(rt, `sampling ${s.batch} x ${s.newTokens} new tokens (prompts of ${s.promptLen})`, () =>
@@ -63,8 +69,31 @@ export async function run(rt: GpuRuntime, req: ProfileRequest) {
       const gen = (g.config.generation_batch_size ?? g.config.num_generations) as number;
       phases.push(await phase(rt, `GRPO step: ${gen} completions of up to ${g.config.max_completion_length} tokens`, () => grpoRun(rt, { ...g, hfConfig: req.hfConfig, steps: 1 })));
     }
-    return { adapter: rt.info, phases };
+    return { adapter: rt.info, phases, pairing };
   } finally {
     model.params.destroy();
+  }
+}
+
+/** Wall seconds of `step` with pairing off and on, alternating (which goes first alternates too); medians and every round. */
+async function pairingWall(rt: GpuRuntime, rounds: number, step: () => Promise<unknown>) {
+  const time = async (on: boolean) => {
+    rt.pairDispatches = on;
+    const t0 = performance.now();
+    await step();
+    return (performance.now() - t0) / 1000;
+  };
+  try {
+    await time(false);
+    await time(true);
+    const off: number[] = [];
+    const on: number[] = [];
+    for (let r = 0; r < rounds; r++) {
+      for (const first of r % 2 === 0 ? [false, true] : [true, false]) (first ? on : off).push(await time(first));
+    }
+    const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
+    return { rounds, offMedian: median(off), onMedian: median(on), off, on };
+  } finally {
+    rt.pairDispatches = true;
   }
 }

@@ -43,7 +43,13 @@ export class DispatchPairing {
     const grid: Grid = [Math.ceil(total / y), y, 1];
     const data = new Uint32Array([...a.grid, count(a.grid), ...b.grid, count(b.grid)]);
     const bindings = [...a.bindings, ...pair.keptB.map((j) => b.bindings[j]!), gridUniform(data)];
-    return { kernel: this.pipeline(pair.spec), bindings, grid };
+    const kernel = this.pipeline(pair.spec);
+    // A pair kernel that fails to build fails its submission (naming the pair), once: from
+    // then on the two run apart.
+    void kernel.buildError.then((error) => {
+      if (error) this.pairs.get(a.kernel.spec)?.get(b.kernel.spec)?.set(shared.join(','), null);
+    });
+    return { kernel, bindings, grid };
   }
 
   private pairKernel(a: KernelSpec, b: KernelSpec, shared: readonly (number | null)[]): PairKernel | null {

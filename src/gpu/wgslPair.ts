@@ -92,14 +92,17 @@ export function composePair(a: KernelSpec, pa: PairableKernel, b: KernelSpec, pb
   let bodyB = prefixNames(pb.body, 'p2_');
   const keptB: number[] = [];
   const numbers = new Map<number, number>();
+  const renamedA = new Set<number>();
   b.bindings.forEach((_kind, j) => {
     const i = shared[j];
     const ra = i === null || i === undefined ? undefined : pa.resources.get(i);
     const rb = pb.resources.get(j);
     if (ra && rb && ra.declared === rb.declared && ra.declared.startsWith('<storage,read>')) {
-      // One variable for both: renamed in each kernel to a name no local can hold.
-      const name = `pair_shared${j}`;
-      bodyA = renameNames(bodyA, new Map([[ra.name, name]]));
+      // One variable for both: renamed in each kernel to a name no local can hold (once in a,
+      // whose binding several of b's may share).
+      const name = `pair_shared${i}`;
+      if (!renamedA.has(i!)) bodyA = renameNames(bodyA, new Map([[ra.name, name]]));
+      renamedA.add(i!);
       bodyB = renameNames(bodyB.replace(new RegExp(`@group\\(0\\)\\s*@binding\\(\\s*${j}\\s*\\)\\s*var\\s*<[^>]*>\\s*p2_${rb.name}\\s*:[^;]*;`), ''), new Map([[`p2_${rb.name}`, name]]));
       numbers.set(j, a.bindings.length);
     } else {

@@ -18,9 +18,9 @@ interface Differ {
 }
 
 describe('dispatch pairing', () => {
-  for (const [architecture, lora] of [['gpt2', false], ['llama', true]] as const) {
-    it(`${architecture}${lora ? ' with LoRA' : ''}: two train steps give the same bits with fewer dispatches`, async () => {
-      const r = (await harness.runModule('/test/harness/cases/dispatchPair.ts', 'trainStepBits', { architecture, lora })) as {
+  for (const [architecture, lora, short] of [['gpt2', false, false], ['llama', true, false], ['gpt2', false, true]] as const) {
+    it(`${architecture}${lora ? ' with LoRA' : ''}${short ? ', 6 tokens (skinny products)' : ''}: two train steps give the same bits with fewer dispatches`, async () => {
+      const r = (await harness.runModule('/test/harness/cases/dispatchPair.ts', 'trainStepBits', { architecture, lora, short })) as {
         losses: number[][];
         dispatches: number[];
         values: number;

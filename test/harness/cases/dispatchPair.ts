@@ -41,11 +41,14 @@ function differences(a: number[], b: number[]): { count: number; first: number[]
 }
 
 /**
- * Two SFT steps of a 2-layer fixture (the base model, or LoRA adapters on a frozen one), once
+ * Two SFT steps of a 2-layer fixture (the base model, or LoRA adapters on a frozen one; two
+ * sequences, or one of 6 tokens), once
  * with pairing off and once on, from the same weights: losses, gradients, values and AdamW
  * moments compared bit for bit, and each run's dispatches per step.
  */
-export async function trainStepBits(rt: GpuRuntime, input: { architecture: 'gpt2' | 'llama'; lora: boolean }) {
+export async function trainStepBits(rt: GpuRuntime, input: { architecture: 'gpt2' | 'llama'; lora: boolean; short?: boolean }) {
+  // Short: one sequence of 6 tokens, so every product has at most 8 rows (the skinny kernels).
+  const examples = input.short ? [{ prompt: [tok.bosTokenId, 65, 66], completion: [67, 68, tok.eosTokenId] }] : EXAMPLES;
   const c = config(input.architecture);
   const run = async (pairing: boolean) => {
     rt.pairDispatches = pairing;
@@ -57,7 +60,7 @@ export async function trainStepBits(rt: GpuRuntime, input: { architecture: 'gpt2
       let dispatches = 0;
       for (let s = 0; s < 2; s++) {
         const before = rt.snapshotCounters();
-        losses.push((await trainer.trainStep(EXAMPLES)).loss);
+        losses.push((await trainer.trainStep(examples)).loss);
         dispatches = rt.countersSince(before).dispatches;
       }
       const out = { losses, dispatches, grad: bits(await model.params.read('grad')), value: bits(await model.params.read('value')), m: bits(await model.params.read('m')), v: bits(await model.params.read('v')) };

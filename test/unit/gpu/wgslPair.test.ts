@@ -105,6 +105,14 @@ describe('WGSL pairing', () => {
     expect(pair.code.match(/var<storage, read> pair_shared1: array<f32>;/g)).toHaveLength(1);
     expect(pair.code).toContain('out[i] = pair_shared1[i] + scale(f32(i));');
     expect(pair.code).toContain('p2_out[i] = pair_shared1[i] + p2_scale(f32(i));');
+    // Two of b's bindings on one of a's: one variable for all three.
+    const twice = KERNEL.replace('var<storage, read_write> out', 'var<storage, read> src').replace('@group(0) @binding(1) var<storage, read> src: array<f32>;', '@group(0) @binding(1) var<storage, read> src: array<f32>;\n@group(0) @binding(2) var<storage, read> src2: array<f32>;\n@group(0) @binding(3) var<storage, read_write> out: array<f32>;').replace('out[i] = scale(f32(i));', 'out[i] = src[i] + src2[i];');
+    const t = { ...spec(twice), bindings: ['uniform', 'read-only-storage', 'read-only-storage', 'storage'] as const } as KernelSpec;
+    const pt = pairableKernel(t)!;
+    const both = composePair(t, pt, t, pt, LIMITS, [null, 1, 1, null])!;
+    expect(both.keptB).toEqual([0, 3]);
+    expect(both.spec.code).toContain('p2_out[i] = pair_shared1[i] + pair_shared1[i];');
+    expect(both.spec.code).toContain('out[i] = pair_shared1[i] + src2[i];');
     expect(pair.code).toContain('@group(0) @binding(4) var<storage, read_write> p2_out');
     // A writable binding is never shared.
     expect(composePair(s as KernelSpec, p, s as KernelSpec, p, LIMITS, [null, null, 2])!.keptB).toEqual([0, 1, 2]);
