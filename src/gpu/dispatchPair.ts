@@ -18,6 +18,8 @@ export interface PendingDispatch {
 
 export class DispatchPairing {
   private readonly kernels = new WeakMap<KernelSpec, PairableKernel | null>();
+  /** Pair pipelines whose build result is awaited (a capture's stand-ins are never watched twice either). */
+  private readonly watched = new WeakSet<KernelPipeline>();
   /** Pair kernels by first spec, second spec and which bindings the second shares. */
   private readonly pairs = new WeakMap<KernelSpec, WeakMap<KernelSpec, Map<string, PairKernel | null>>>();
 
@@ -46,9 +48,12 @@ export class DispatchPairing {
     const kernel = this.pipeline(pair.spec);
     // A pair kernel that fails to build fails its submission (naming the pair), once: from
     // then on the two run apart.
-    void kernel.buildError.then((error) => {
-      if (error) this.pairs.get(a.kernel.spec)?.get(b.kernel.spec)?.set(shared.join(','), null);
-    });
+    if (!this.watched.has(kernel)) {
+      this.watched.add(kernel);
+      void kernel.buildError.then((error) => {
+        if (error) this.pairs.get(a.kernel.spec)?.get(b.kernel.spec)?.set(shared.join(','), null);
+      });
+    }
     return { kernel, bindings, grid };
   }
 
