@@ -1,8 +1,9 @@
 // The WGSL of two kernels as one (src/gpu/dispatchPair.ts decides when): workgroups [0, nA) run
 // the first kernel's entry point and [nA, nA + nB) the second's.
 //
-// The pair's WGSL is built from the two kernels' own text: comments stripped, the second
-// kernel's module-scope names prefixed (`p2_`) and its bindings numbered after the first's, each
+// The pair's WGSL is built from the two kernels' own text: comments and other entry points
+// stripped, the second kernel's module-scope names prefixed (`p2_`) and its bindings numbered
+// after the first's (a read-only range both bind, declared alike, bound once), each
 // entry point turned into a plain function taking its builtins as arguments, and a router entry
 // point that rebuilds each kernel's workgroup_id, num_workgroups and global_invocation_id from
 // its share of the workgroups (the grids come in a uniform, so one pipeline serves every shape).
@@ -42,7 +43,8 @@ export interface PairLimits {
   maxComputeWorkgroupStorageSize: number;
 }
 
-const ROUTER_NAMES = ['pair_grid', 'PairGrid', 'pair_main', 'pair_wid', 'pair_w', 'pair_n', 'pair_lid', 'pair_lix', 'pair_at'];
+/** Names the composition gives its own variables and functions; a kernel using one is not paired. */
+const RESERVED = /^(pair_|PairGrid$)/;
 
 /** Reads `spec`'s entry point for pairing, or null when its text does not say enough. */
 export function pairableKernel(spec: KernelSpec): PairableKernel | null {
@@ -75,7 +77,7 @@ export function pairableKernel(spec: KernelSpec): PairableKernel | null {
   }
   const plainParams = splitTopLevel(entry.params).map((p) => p.trim().replace(/^@builtin\(\s*\w+\s*\)\s*/, ''));
   code = `${code.slice(0, entry.start)}fn ${spec.entryPoint}(${plainParams.join(', ')})${code.slice(entry.end)}`;
-  if (topLevelNames(code).some((n) => ROUTER_NAMES.includes(n))) return null;
+  if (topLevelNames(code).some((n) => RESERVED.test(n))) return null;
   return { body: code, directives, params, workgroupSize, workgroupBytes, resources };
 }
 
@@ -133,12 +135,12 @@ fn pair_at(w: u32, g: vec3<u32>) -> vec3<u32> {
 fn pair_main(@builtin(workgroup_id) pair_w: vec3<u32>, @builtin(num_workgroups) pair_n: vec3<u32>,
              @builtin(local_invocation_id) pair_lid: vec3<u32>, @builtin(local_invocation_index) pair_lix: u32) {
   // Workgroup-uniform: the branch below keeps each kernel's barriers in uniform control flow.
-  let w = pair_w.x + pair_w.y * pair_n.x;
-  if (w < pair_grid.a.w) {
-    let pair_wid = pair_at(w, pair_grid.a.xyz);
+  let pair_k = pair_w.x + pair_w.y * pair_n.x;
+  if (pair_k < pair_grid.a.w) {
+    let pair_wid = pair_at(pair_k, pair_grid.a.xyz);
     ${call(a.entryPoint, pa.params, 'pair_grid.a.xyz')};
-  } else if (w < pair_grid.a.w + pair_grid.b.w) {
-    let pair_wid = pair_at(w - pair_grid.a.w, pair_grid.b.xyz);
+  } else if (pair_k < pair_grid.a.w + pair_grid.b.w) {
+    let pair_wid = pair_at(pair_k - pair_grid.a.w, pair_grid.b.xyz);
     ${call(`p2_${b.entryPoint}`, pb.params, 'pair_grid.b.xyz')};
   }
 }

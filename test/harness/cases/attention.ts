@@ -114,7 +114,11 @@ export function kernelChoice(rt: GpuRuntime, shape: { batch: number; seqLen: num
     const size = (n: number) => rt.storage(n * 4);
     const [q, k, v, pad, dout] = [size(1), size(1), size(1), size(1), size(1)];
     const decodeShape = { ...shape, maxSeqLen: shape.seqLen, length: shape.seqLen, kernels };
-    const captured = rt.captureDispatches(() => {
+    // Each kernel alone: pairing would merge independent neighbours (dk/dv with the decode).
+    rt.pairDispatches = false;
+    let captured;
+    try {
+      captured = rt.captureDispatches(() => {
       const rec = rt.recorder('kernel-choice');
       if (!decodeOnly) {
         const fwd = recordAttentionForward(rt, rec, q, k, v, pad, { ...shape, kernels });
@@ -122,7 +126,10 @@ export function kernelChoice(rt: GpuRuntime, shape: { batch: number; seqLen: num
         rt.release(fwd.out, fwd.lse, g.dq, g.dk, g.dv);
       }
       rt.release(recordAttentionDecode(rt, rec, q, k, v, pad, decodeShape));
-    });
+      });
+    } finally {
+      rt.pairDispatches = true;
+    }
     rt.release(q, k, v, pad, dout);
     return captured.map((d) => d.spec.entryPoint);
   };
