@@ -50,6 +50,17 @@ export class GpuRuntime {
   pairDispatches = true;
   private readonly pairing: DispatchPairing;
 
+  /** `record`'s result with pairing off while it runs: the dispatches each op makes on its own. */
+  unpaired<T>(record: () => T): T {
+    const was = this.pairDispatches;
+    this.pairDispatches = false;
+    try {
+      return record();
+    } finally {
+      this.pairDispatches = was;
+    }
+  }
+
   private constructor(
     readonly device: GPUDevice,
     readonly info: GpuInfo,

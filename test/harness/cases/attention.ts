@@ -115,21 +115,17 @@ export function kernelChoice(rt: GpuRuntime, shape: { batch: number; seqLen: num
     const [q, k, v, pad, dout] = [size(1), size(1), size(1), size(1), size(1)];
     const decodeShape = { ...shape, maxSeqLen: shape.seqLen, length: shape.seqLen, kernels };
     // Each kernel alone: pairing would merge independent neighbours (dk/dv with the decode).
-    rt.pairDispatches = false;
-    let captured;
-    try {
-      captured = rt.captureDispatches(() => {
-      const rec = rt.recorder('kernel-choice');
-      if (!decodeOnly) {
-        const fwd = recordAttentionForward(rt, rec, q, k, v, pad, { ...shape, kernels });
-        const g = recordAttentionBackward(rt, rec, fwd, dout);
-        rt.release(fwd.out, fwd.lse, g.dq, g.dk, g.dv);
-      }
-      rt.release(recordAttentionDecode(rt, rec, q, k, v, pad, decodeShape));
-      });
-    } finally {
-      rt.pairDispatches = true;
-    }
+    const captured = rt.unpaired(() =>
+      rt.captureDispatches(() => {
+        const rec = rt.recorder('kernel-choice');
+        if (!decodeOnly) {
+          const fwd = recordAttentionForward(rt, rec, q, k, v, pad, { ...shape, kernels });
+          const g = recordAttentionBackward(rt, rec, fwd, dout);
+          rt.release(fwd.out, fwd.lse, g.dq, g.dk, g.dv);
+        }
+        rt.release(recordAttentionDecode(rt, rec, q, k, v, pad, decodeShape));
+      }),
+    );
     rt.release(q, k, v, pad, dout);
     return captured.map((d) => d.spec.entryPoint);
   };

@@ -165,13 +165,7 @@ export function normDispatches(rt: GpuRuntime, c: { kind: NormKind; rows: number
     });
   const paired = capture();
   // Each kernel alone: what the launcher chose.
-  rt.pairDispatches = false;
-  let captured;
-  try {
-    captured = capture();
-  } finally {
-    rt.pairDispatches = true;
-  }
+  const captured = rt.unpaired(capture);
   rt.release(x, gamma, ...made);
   return {
     software: rt.info.isFallback,

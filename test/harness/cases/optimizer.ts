@@ -217,17 +217,13 @@ export function loneTensorKernels(rt: GpuRuntime, input: { sizes: number[]; shar
     count,
   }));
   // The kernels each tensor gets, one dispatch each (pairing would merge two tensors' AdamW).
-  rt.pairDispatches = false;
-  let captured;
-  try {
-    captured = rt.captureDispatches(() => {
+  const captured = rt.unpaired(() =>
+    rt.captureDispatches(() => {
       const rec = rt.recorder('lone-tensor kernels');
       const out = recordOptimizerStep(rt, rec, tensors, { learning_rate: 1e-3, step: 1, tensorsPerDispatch: 1 });
       rt.release(out.stepState, out.tensorStats);
-    });
-  } finally {
-    rt.pairDispatches = true;
-  }
+    }),
+  );
   rt.release(...owned);
   return { software: rt.info.isFallback, entryPoints: captured.map((d) => d.spec.entryPoint) };
 }
