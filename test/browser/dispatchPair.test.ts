@@ -18,9 +18,16 @@ interface Differ {
 }
 
 describe('dispatch pairing', () => {
-  for (const [architecture, lora, short] of [['gpt2', false, false], ['llama', true, false], ['gpt2', false, true]] as const) {
-    it(`${architecture}${lora ? ' with LoRA' : ''}${short ? ', 6 tokens (skinny products)' : ''}: two train steps give the same bits with fewer dispatches`, async () => {
-      const r = (await harness.runModule('/test/harness/cases/dispatchPair.ts', 'trainStepBits', { architecture, lora, short })) as {
+  const runs = [
+    ['gpt2', false, false, false],
+    ['llama', true, false, false],
+    ['gpt2', false, true, false],
+    ['gpt2', false, false, true],
+  ] as const;
+  for (const [architecture, lora, short, gpuPlan] of runs) {
+    const what = `${architecture}${lora ? ' with LoRA' : ''}${short ? ', 6 tokens (skinny products)' : ''}${gpuPlan ? ", a GPU's kernels (tiled products and attention)" : ''}`;
+    it(`${what}: two train steps give the same bits with fewer dispatches`, async () => {
+      const r = (await harness.runModule('/test/harness/cases/dispatchPair.ts', 'trainStepBits', { architecture, lora, short, gpuPlan })) as {
         losses: number[][];
         dispatches: number[];
         values: number;

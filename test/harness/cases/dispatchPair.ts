@@ -1,6 +1,6 @@
 // Page side of test/browser/dispatchPair.test.ts: the same work recorded with dispatch pairing
 // off and on (src/gpu/dispatchPair.ts), compared bit for bit, with the dispatch counts.
-import type { GpuRuntime } from '../../../src/gpu/runtime';
+import { GpuRuntime } from '../../../src/gpu/runtime';
 import { configFromHf, type ModelConfig } from '../../../src/model/config';
 import { initialWeights } from '../../../src/model/init';
 import { ParameterStore } from '../../../src/model/parameters';
@@ -46,7 +46,19 @@ function differences(a: number[], b: number[]): { count: number; first: number[]
  * with pairing off and once on, from the same weights: losses, gradients, values and AdamW
  * moments compared bit for bit, and each run's dispatches per step.
  */
-export async function trainStepBits(rt: GpuRuntime, input: { architecture: 'gpt2' | 'llama'; lora: boolean; short?: boolean }) {
+export async function trainStepBits(pageRt: GpuRuntime, input: { architecture: 'gpt2' | 'llama'; lora: boolean; short?: boolean; gpuPlan?: boolean }) {
+  // gpuPlan: a runtime of its own that takes a hardware GPU's kernels (tiled products and
+  // attention, norm rows of dim/4 threads, multi-tensor optimizer) on this adapter.
+  const rt = input.gpuPlan ? await GpuRuntime.create() : pageRt;
+  if (input.gpuPlan) (rt.info as { isFallback: boolean }).isFallback = false;
+  try {
+    return await trainStepBitsOn(rt, input);
+  } finally {
+    if (input.gpuPlan) rt.destroy();
+  }
+}
+
+async function trainStepBitsOn(rt: GpuRuntime, input: { architecture: 'gpt2' | 'llama'; lora: boolean; short?: boolean }) {
   // Short: one sequence of 6 tokens, so every product has at most 8 rows (the skinny kernels).
   const examples = input.short ? [{ prompt: [tok.bosTokenId, 65, 66], completion: [67, 68, tok.eosTokenId] }] : EXAMPLES;
   const c = config(input.architecture);
