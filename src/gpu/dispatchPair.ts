@@ -1,6 +1,6 @@
 // Two independent dispatches as one (horizontal fusion). The Recorder holds back each dispatch
-// until the next one arrives; when the two touch no common buffer where either writes — a
-// layer's dX and dW products, say — and their kernels can share a workgroup size, it records one
+// until the next one arrives; when neither writes what the other binds — a layer's dX and dW
+// products, say — and their kernels can share a workgroup size, it records one
 // dispatch of a pair kernel (src/gpu/wgslPair.ts) instead of two. No op knows about it, every
 // invocation computes what it would alone (bit-identical), and a step launches fewer kernels.
 import type { Binding } from './recorder';
@@ -81,19 +81,35 @@ export class DispatchPairing {
 }
 
 /**
- * True when neither dispatch writes a buffer the other binds. Whole buffers, not ranges: WebGPU
- * forbids a buffer bound writable and read-only in one dispatch even at disjoint ranges.
+ * True when neither dispatch writes what the other binds. A buffer both bind must be read by
+ * both, or written by both at disjoint ranges: WebGPU forbids a buffer bound writable and
+ * read-only in one dispatch even at disjoint ranges (two writable bindings of it are allowed).
  */
 export function independent(a: PendingDispatch, b: PendingDispatch): boolean {
-  const kinds = (d: PendingDispatch) => d.kernel.spec.bindings;
   for (let i = 0; i < a.bindings.length; i++) {
-    const ba = bufferOf(a.bindings[i]!);
+    const ba = a.bindings[i]!;
+    const writesA = a.kernel.spec.bindings[i] === 'storage';
     for (let j = 0; j < b.bindings.length; j++) {
-      if (bufferOf(b.bindings[j]!) !== ba) continue;
-      if (kinds(a)[i] === 'storage' || kinds(b)[j] === 'storage') return false;
+      const bb = b.bindings[j]!;
+      if (bufferOf(bb) !== bufferOf(ba)) continue;
+      const writesB = b.kernel.spec.bindings[j] === 'storage';
+      if (writesA !== writesB || (writesA && overlap(ba, bb))) return false;
     }
   }
   return true;
+}
+
+/** Byte range [start, end) of a binding. */
+function range(b: Binding): [number, number] {
+  const offset = 'buffer' in b ? (b.offset ?? 0) : 0;
+  const size = 'buffer' in b && b.size !== undefined ? b.size : bufferOf(b).size - offset;
+  return [offset, offset + size];
+}
+
+function overlap(x: Binding, y: Binding): boolean {
+  const [x0, x1] = range(x);
+  const [y0, y1] = range(y);
+  return x0 < y1 && y0 < x1;
 }
 
 /**
@@ -110,11 +126,9 @@ export function sharedBindings(a: PendingDispatch, b: PendingDispatch): (number 
 }
 
 function sameRange(x: Binding, y: Binding): boolean {
-  const buffer = bufferOf(x);
-  if (buffer !== bufferOf(y)) return false;
-  const offset = (b: Binding) => ('buffer' in b ? (b.offset ?? 0) : 0);
-  const size = (b: Binding) => ('buffer' in b && b.size !== undefined ? b.size : buffer.size - offset(b));
-  return offset(x) === offset(y) && size(x) === size(y);
+  const [x0, x1] = range(x);
+  const [y0, y1] = range(y);
+  return bufferOf(x) === bufferOf(y) && x0 === y0 && x1 === y1;
 }
 
 function bufferOf(b: Binding): GPUBuffer {

@@ -58,4 +58,17 @@ describe('dispatch pairing', () => {
       }
     }, 300_000);
   }
+
+  it('two products writing disjoint ranges of one buffer pair; overlapping ranges do not', async () => {
+    for (const output of ['disjoint', 'overlapping'] as const) {
+      const r = (await harness.runModule('/test/harness/cases/dispatchPair.ts', 'productPair', { path: 'auto', dependent: false, output, m: 40, n: 40, k: 40 })) as {
+        dispatches: number[];
+        differ: Differ;
+        nonZero: boolean;
+      };
+      expect(r.nonZero).toBe(true);
+      expect(r.differ).toEqual({ count: 0, first: [] });
+      expect(r.dispatches, output).toEqual(output === 'disjoint' ? [2, 1] : [2, 2]);
+    }
+  }, 300_000);
 });

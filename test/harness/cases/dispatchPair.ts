@@ -95,19 +95,28 @@ async function trainStepBitsOn(rt: GpuRuntime, input: { architecture: 'gpt2' | '
 /**
  * Two products recorded back to back, independent or the second reading the first's output,
  * with a kernel path forced (the tiled kernels use workgroup memory, barriers and
- * local_invocation_id; a GPU pairs them): C1, C2 bits with pairing off and on, and dispatches.
+ * local_invocation_id; a GPU pairs them), writing two buffers or two ranges of one (disjoint, or
+ * overlapping: those must stay apart): C1, C2 bits with pairing off and on, and dispatches.
  */
-export async function productPair(rt: GpuRuntime, input: { path: 'tiled' | 'small' | 'auto'; dependent: boolean; m: number; n: number; k: number }) {
+export async function productPair(
+  rt: GpuRuntime,
+  input: { path: 'tiled' | 'small' | 'auto'; dependent: boolean; output?: 'separate' | 'disjoint' | 'overlapping'; m: number; n: number; k: number },
+) {
   const { m, n, k } = input;
   const fill = (count: number, seed: number) => Float32Array.from({ length: count }, (_, i) => Math.sin(seed * 7.1 + i * 0.37));
   const a = rt.upload(fill(m * k, 1));
   const b = rt.upload(fill(k * n, 2));
   const a2 = rt.upload(fill(m * k, 3));
   const b2 = rt.upload(fill(k * n, 4));
+  const bytes = m * n * 4;
   const run = async (pairing: boolean) => {
     rt.pairDispatches = pairing;
-    const c1 = rt.storage(m * n * 4);
-    const c2 = rt.storage(m * n * 4);
+    const out = rt.storage(3 * bytes);
+    const c2Buffer = input.output && input.output !== 'separate' ? out : rt.storage(bytes);
+    // Binding offsets are 256-byte aligned: C2 starts right after C1, or 256 bytes into it.
+    const c2Offset = input.output === 'disjoint' ? Math.ceil(bytes / 256) * 256 : input.output === 'overlapping' ? 256 : 0;
+    const c1 = { buffer: out, offset: 0, size: bytes };
+    const c2 = { buffer: c2Buffer, offset: c2Offset, size: bytes };
     try {
       // Dispatches are counted as they are encoded (a held-back one at the latest at submit).
       const before = rt.snapshotCounters();
@@ -117,14 +126,14 @@ export async function productPair(rt: GpuRuntime, input: { path: 'tiled' | 'smal
       // Dependent: C2 = C1 . B2 (square shapes), which must wait for C1.
       if (input.dependent) recordMatmul(rt, rec, { a: c1, b: b2, c: c2 }, shape);
       else recordMatmul(rt, rec, { a: a2, b: b2, c: c2 }, { ...shape, transB: false });
-      const r1 = rec.readF32(c1, m * n);
-      const r2 = rec.readF32(c2, m * n);
+      const r1 = rec.readF32(out, m * n);
+      const r2 = rec.readF32(c2Buffer, m * n, c2Offset / 4);
       await rec.submit();
       const dispatches = rt.countersSince(before).dispatches;
       return { c1: Array.from(new Uint32Array((await r1).buffer)), c2: Array.from(new Uint32Array((await r2).buffer)), dispatches };
     } finally {
       rt.pairDispatches = true;
-      rt.release(c1, c2);
+      rt.release(...new Set([out, c2Buffer]));
     }
   };
   const alone = await run(false);
