@@ -184,7 +184,11 @@ describe('optimizer step (grad norm + AdamW) vs float64 twin', () => {
         expect(flat.final).toEqual(out.final);
         expect(flat.steps.map((s: { state: unknown }) => s.state)).toEqual(out.steps.map((s: { state: unknown }) => s.state));
         // Partial sums (one flat dispatch, or a flat run of 3 and a lone tensor) + finish + AdamW.
-        for (const s of flat.steps) expect(s.dispatches).toBe(tensorsPerDispatch === undefined ? 3 : 5);
+        // The run and the lone tensor write disjoint ranges of the partials, so they pair where
+        // their kernels share a workgroup size: the lone 70,000-value tensor takes the vec4
+        // kernel on a software adapter, the scalar one elsewhere.
+        const paired = tensorsPerDispatch !== undefined && (flatVariant === 'vec4') === flat.software;
+        for (const s of flat.steps) expect(s.dispatches).toBe(tensorsPerDispatch === undefined ? 3 : paired ? 4 : 5);
       }
     });
   }
