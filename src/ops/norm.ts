@@ -37,7 +37,7 @@ export function normRowThreads(dim: number, software: boolean): number {
   return threads;
 }
 
-interface RowKernels {
+interface NormKernels {
   /** Threads a workgroup (WG and COLS). */
   threads: number;
   forward: KernelSpec;
@@ -51,7 +51,7 @@ interface RowKernels {
   paramGradsGamma: KernelSpec;
   paramGradsGammaBeta: KernelSpec;
 }
-const ROW_SPECS = new Map<string, RowKernels>();
+const NORM_SPECS = new Map<string, NormKernels>();
 
 /**
  * workgroup_sum2 when a row's workgroup is exactly one subgroup: the sums with no workgroup
@@ -81,12 +81,12 @@ function sizedCode(threads: number, subgroups: boolean): string {
 }
 
 /**
- * The row kernels compiled with WG = `threads`, summing with subgroupAdd when `subgroups` (one
- * spec object per variant, so the pipeline cache hits by identity).
+ * The norm's kernels (rows and columns) compiled with `threads` a workgroup, the row sums by
+ * subgroupAdd when `subgroups` (one spec object per variant, so the pipeline cache hits by identity).
  */
-function rowKernels(threads: number, subgroups: boolean): RowKernels {
+function normKernels(threads: number, subgroups: boolean): NormKernels {
   const key = `${threads}${subgroups ? ' subgroup' : ''}`;
-  let specs = ROW_SPECS.get(key);
+  let specs = NORM_SPECS.get(key);
   if (!specs) {
     const sized = sizedCode(threads, subgroups);
     specs = {
@@ -101,19 +101,19 @@ function rowKernels(threads: number, subgroups: boolean): RowKernels {
       paramGradsGamma: { name: 'norm', code: sized, entryPoint: 'param_grads_gamma', bindings: ['uniform', READ, READ, READ, 'storage'] },
       paramGradsGammaBeta: { name: 'norm', code: sized, entryPoint: 'param_grads_gamma_beta', bindings: ['uniform', READ, READ, READ, 'storage', 'storage'] },
     };
-    ROW_SPECS.set(key, specs);
+    NORM_SPECS.set(key, specs);
   }
   return specs;
 }
 
 /**
- * The row kernels for this shape on this adapter (shape.threads when given): subgroup sums
+ * The norm's kernels for this shape on this adapter (shape.threads when given): subgroup sums
  * where the device has subgroups of exactly that many invocations (a workgroup is then one
  * subgroup), else the workgroup-memory trees.
  */
-function rowKernelsFor(rt: GpuRuntime, shape: NormShape): RowKernels {
+function normKernelsFor(rt: GpuRuntime, shape: NormShape): NormKernels {
   const threads = shape.threads ?? normRowThreads(shape.dim, rt.info.isFallback);
-  return rowKernels(threads, rt.info.subgroupSize === threads && rt.device.features.has('subgroups'));
+  return normKernels(threads, rt.info.subgroupSize === threads && rt.device.features.has('subgroups'));
 }
 
 export type NormKind = 'layernorm' | 'rmsnorm';
@@ -217,7 +217,7 @@ export function recordNormForward(
   const stats = rt.storage(rows * 8, `${kind}.stats`);
   const [gx, gy] = rt.grid(rows);
   // RMSNorm binds gamma in beta's slot; the kernel never reads it there.
-  rec.dispatch(rt.pipeline(rowKernelsFor(rt, shape).forward), [rec.uniform(paramsFor(shape, 0, false)), x, gamma, beta ?? gamma, y, stats], gx, gy);
+  rec.dispatch(rt.pipeline(normKernelsFor(rt, shape).forward), [rec.uniform(paramsFor(shape, 0, false)), x, gamma, beta ?? gamma, y, stats], gx, gy);
   return { kind, rows, dim, eps: shape.eps, threads: shape.threads, x, gamma, beta, y, stats };
 }
 
@@ -248,7 +248,7 @@ export function recordAddNormForward(
   const stats = rt.storage(rows * 8, `${kind}.stats`);
   const [gx, gy] = rt.grid(rows);
   const params = rec.uniform(paramsFor(shape, 0, false));
-  rec.dispatch(rt.pipeline(rowKernelsFor(rt, shape).addForward), [params, a, gamma, beta ?? gamma, y, stats, b, sum], gx, gy);
+  rec.dispatch(rt.pipeline(normKernelsFor(rt, shape).addForward), [params, a, gamma, beta ?? gamma, y, stats, b, sum], gx, gy);
   return { kind, rows, dim, eps: shape.eps, threads: shape.threads, x: sum, gamma, beta, y, stats };
 }
 
@@ -282,7 +282,7 @@ export function recordNormBackward(
 
   const dx = rt.storage(rows * dim * 4, `${kind}.dx`);
   const [gx, gy] = rt.grid(rows);
-  const kernels = rowKernelsFor(rt, fwd);
+  const kernels = normKernelsFor(rt, fwd);
   if (residual) rec.dispatch(rt.pipeline(kernels.backwardAdd), [params, fwd.x, fwd.gamma, fwd.stats, dy, dx, residual], gx, gy);
   else rec.dispatch(rt.pipeline(kernels.backward), [params, fwd.x, fwd.gamma, fwd.stats, dy, dx], gx, gy);
 
