@@ -34,7 +34,8 @@ export class DispatchPairing {
    * router's grids; null when they must stay two.
    */
   pair(a: PendingDispatch, b: PendingDispatch, gridUniform: (data: Uint32Array) => Binding): PendingDispatch | null {
-    if (!independent(a, b)) return null;
+    // Cheapest first: most neighbours in a step read what the one before wrote, or cannot pair at all.
+    if (!this.pairable(a.kernel.spec) || !this.pairable(b.kernel.spec) || !independent(a, b)) return null;
     const shared = sharedBindings(a, b);
     const pair = this.pairKernel(a.kernel.spec, b.kernel.spec, shared);
     if (!pair) return null;

@@ -179,20 +179,14 @@ export function stripComments(code: string): string {
 
 /** `code` without the @compute functions other than `entry` (header to closing brace). */
 function withoutOtherEntryPoints(code: string, entry: string): string {
-  const header = /((?:@\w+(?:\s*\([^()]*(?:\([^()]*\)[^()]*)*\))?\s*)+)fn\s+(\w+)\s*\(/g;
+  const header = functionHeaders('\\w+');
   let out = '';
   let last = 0;
   for (let m = header.exec(code); m; m = header.exec(code)) {
     if (!/@compute\b/.test(m[1]!) || m[2] === entry) continue;
-    let depth = 0;
-    let end = code.indexOf('{', m.index + m[0].length);
-    for (let i = end; i < code.length; i++) {
-      if (code[i] === '{') depth++;
-      else if (code[i] === '}' && --depth === 0) {
-        end = i + 1;
-        break;
-      }
-    }
+    const close = closing(code, code.indexOf('{', m.index + m[0].length));
+    if (close < 0) break;
+    const end = close + 1;
     out += code.slice(last, m.index);
     last = end;
     header.lastIndex = end;
@@ -200,9 +194,14 @@ function withoutOtherEntryPoints(code: string, entry: string): string {
   return out + code.slice(last);
 }
 
+/** Functions with attributes named `name` (a regex source): groups 1 the attributes, 2 the name; up to the `(`. */
+function functionHeaders(name: string): RegExp {
+  return new RegExp(`((?:@\\w+(?:\\s*\\([^()]*(?:\\([^()]*\\)[^()]*)*\\))?\\s*)+)fn\\s+(${name})\\s*\\(`, 'g');
+}
+
 /** The entry point's attributes + header span, its workgroup_size text and parameter list. */
 function findEntry(code: string, entry: string): { start: number; end: number; workgroupSize: string; params: string } | null {
-  const header = new RegExp(`((?:@\\w+(?:\\s*\\([^()]*(?:\\([^()]*\\)[^()]*)*\\))?\\s*)+)fn\\s+${entry}\\s*\\(`, 'g');
+  const header = functionHeaders(entry);
   for (let m = header.exec(code); m; m = header.exec(code)) {
     const attrs = m[1]!;
     if (!/@compute\b/.test(attrs)) continue;
@@ -219,12 +218,19 @@ function findEntry(code: string, entry: string): { start: number; end: number; w
 
 /** The text between the bracket at `open` and its match. */
 function balanced(text: string, open: number): string | null {
+  const close = closing(text, open);
+  return close < 0 ? null : text.slice(open + 1, close);
+}
+
+/** Index of the bracket matching the `(` or `{` at `open`, or -1. */
+function closing(text: string, open: number): number {
+  const [o, c] = text[open] === '{' ? ['{', '}'] : ['(', ')'];
   let depth = 0;
   for (let i = open; i < text.length; i++) {
-    if (text[i] === '(') depth++;
-    else if (text[i] === ')' && --depth === 0) return text.slice(open + 1, i);
+    if (text[i] === o) depth++;
+    else if (text[i] === c && --depth === 0) return i;
   }
-  return null;
+  return -1;
 }
 
 /** Splits at commas outside brackets (of any kind, and WGSL's template angle brackets). */
@@ -346,15 +352,8 @@ function typeBytes(type: string, values: ReadonlyMap<string, string>): number | 
 function usedNames(code: string, entry: string): Set<string> {
   const bodies = new Map<string, string>();
   for (const m of code.matchAll(/\bfn\s+(\w+)\s*\(/g)) {
-    const open = code.indexOf('{', m.index);
-    let depth = 0;
-    for (let i = open; i < code.length; i++) {
-      if (code[i] === '{') depth++;
-      else if (code[i] === '}' && --depth === 0) {
-        bodies.set(m[1]!, code.slice(m.index, i + 1));
-        break;
-      }
-    }
+    const close = closing(code, code.indexOf('{', m.index));
+    if (close >= 0) bodies.set(m[1]!, code.slice(m.index, close + 1));
   }
   const used = new Set<string>([entry]);
   const queue = [entry];
