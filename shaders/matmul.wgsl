@@ -35,10 +35,9 @@
 //   tile (SUM_K 1) or column tile (SUM_K 2) add them up, one thread per tile column (row).
 //   extra is indexed like C from its binding's start (the k-sums: batch b's at b * stride_bias);
 //   SUM_K needs the tiled kernels.
-// - epilogue: the EPILOGUE step alone over a C already written (C[index] read as the product),
-//   one thread per element. For M <= 8 the launcher runs the register-blocked skinny kernels
-//   (shaders/matmul_skinny.wgsl, several times faster than small_m there) and then this pass,
-//   rather than small_m_fused (which serves the layouts the skinny kernels refuse).
+//   For M <= 8 the launcher runs the register-blocked skinny kernels instead
+//   (shaders/matmul_skinny.wgsl, several times faster than small_m there; their _fused variants
+//   store through the same epilogue); small_m_fused serves the layouts they refuse.
 
 const WG: u32 = 256u;      // column_sum
 const SMALL_WG: u32 = 64u; // small_m
@@ -439,14 +438,6 @@ fn small_m_fused(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocatio
     let res = small_output(wid, o);
     if (res.inside) { store_fused(res.index, res.value); }
   }
-}
-
-@compute @workgroup_size(SMALL_WG)
-fn epilogue(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) tid: u32) {
-  let i = wid.x * SMALL_WG + tid;
-  if (i >= params.m * params.n) { return; }
-  let index = wid.z * params.stride_c + (i / params.n) * params.ldc + i % params.n;
-  store_fused(index, c[index]);
 }
 
 // column_sum bindings: 0 params (m rows, n columns, lda row stride, alpha, beta, read_c),

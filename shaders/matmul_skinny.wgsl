@@ -6,7 +6,10 @@
 // and small_m kernels pay for their workgroup barriers and shared-memory staging; these run
 // 5-15x faster there at decode shapes (8 x 128 x 512: 15.7 -> 1.0-1.5 ms). On a GPU they
 // are a plain GEMV-style kernel over a few rows. src/ops/matmul.ts picks them when M <= 8, no
-// epilogue or k-sum is asked for, and the layout allows the vector loads below; else small_m.
+// k-sum is asked for, and the layout allows the vector loads below; else small_m.
+// skinny_nn_fused / skinny_nt_fused store through EPILOGUE (binding 5, `extra`, as matmul.wgsl's
+// fused kernels: shaders/matmul_epilogue.wgsl): the residual add, GELU or GELU' of a decode
+// step's product in the product's own dispatch.
 //
 // skinny_nn: op(B) = B stored [K, N]: a thread per 4 adjacent columns (vec4 loads of B and
 //            stores of C; N, ldb, ldc, stride_b, stride_c multiples of 4), K unrolled by 4.
@@ -29,6 +32,8 @@ const WG: u32 = 16u;
 override TRANS_A: bool = false;
 // Rows of A and C (1..8); equals params.m.
 override M_ROWS: u32 = 8u;
+// The _fused kernels only: 0 none, 1 residual, 2 gelu, 3 gelu_backward.
+override EPILOGUE: u32 = 0u;
 
 // INCLUDE matmul_params.wgsl
 
@@ -46,16 +51,17 @@ fn nn_step(base: u32, r: u32, kk: u32, b0: vec4<f32>, b1: vec4<f32>, b2: vec4<f3
   return a_at(base, r, kk) * b0 + a_at(base, r, kk + 1u) * b1 + a_at(base, r, kk + 2u) * b2 + a_at(base, r, kk + 3u) * b3;
 }
 
-// skinny_nn's output view (vec4); skinny_nt binds the same slot as scalars (c_nt below).
+// skinny_nn's output view (vec4); skinny_nt binds the same slot as scalars (c below).
 @group(0) @binding(4) var<storage, read_write> c4: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> c: array<f32>;
+@group(0) @binding(5) var<storage, read_write> extra: array<f32>;
 
-@compute @workgroup_size(WG)
-fn skinny_nn(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let n4 = params.n / 4u;
-  let q = gid.x;
-  if (q >= n4) { return; }
-  let base_a = gid.z * params.stride_a;
-  let base_b4 = gid.z * params.stride_b / 4u;
+// INCLUDE matmul_epilogue.wgsl
+
+/** skinny_nn's rows: acc[r] is row r of batch z's product at columns 4q..4q+3. */
+fn nn_rows(q: u32, z: u32) -> array<vec4<f32>, ROWS> {
+  let base_a = z * params.stride_a;
+  let base_b4 = z * params.stride_b / 4u;
   let ldb4 = params.ldb / 4u;
   // Rows >= M_ROWS are never read or written.
   var acc: array<vec4<f32>, ROWS>;
@@ -86,23 +92,56 @@ fn skinny_nn(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (6u < M_ROWS) { acc[6] += a_at(base_a, 6u, kk) * bk; }
     if (7u < M_ROWS) { acc[7] += a_at(base_a, 7u, kk) * bk; }
   }
-  let base_c4 = gid.z * params.stride_c / 4u;
-  let ldc4 = params.ldc / 4u;
-  var bq = vec4<f32>(0.0);
-  let at = gid.z * params.stride_bias + 4u * q;
-  if (params.has_bias == 1u) { bq = vec4<f32>(bias[at], bias[at + 1u], bias[at + 2u], bias[at + 3u]); }
+  return acc;
+}
+
+/** Column quad q's bias for batch z (0 without one). */
+fn bias_quad(q: u32, z: u32) -> vec4<f32> {
+  let at = z * params.stride_bias + 4u * q;
+  if (params.has_bias == 1u) { return vec4<f32>(bias[at], bias[at + 1u], bias[at + 2u], bias[at + 3u]); }
+  return vec4<f32>(0.0);
+}
+
+/** C's vec4 slot of row r, column quad q, batch z. */
+fn nn_slot(q: u32, r: u32, z: u32) -> u32 {
+  return z * params.stride_c / 4u + r * (params.ldc / 4u) + q;
+}
+
+/** alpha * acc + beta * C + bias: the value stored at `slot` (before any epilogue). */
+fn nn_value(acc: vec4<f32>, slot: u32, bq: vec4<f32>) -> vec4<f32> {
+  var v = params.alpha * acc;
+  if (params.read_c == 1u) { v += params.beta * c4[slot]; }
+  return v + bq;
+}
+
+@compute @workgroup_size(WG)
+fn skinny_nn(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let q = gid.x;
+  if (q >= params.n / 4u) { return; }
+  let acc = nn_rows(q, gid.z);
+  let bq = bias_quad(q, gid.z);
   for (var r = 0u; r < ROWS; r++) {
     if (r >= M_ROWS) { break; }
-    let slot = base_c4 + r * ldc4 + q;
-    var v = params.alpha * acc[r];
-    if (params.read_c == 1u) { v += params.beta * c4[slot]; }
-    c4[slot] = v + bq;
+    let slot = nn_slot(q, r, gid.z);
+    c4[slot] = nn_value(acc[r], slot, bq);
   }
 }
 
-// skinny_nt's views: A rows and B rows (columns of op(B)) as vec4 along K; C as scalars.
+@compute @workgroup_size(WG)
+fn skinny_nn_fused(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let q = gid.x;
+  if (q >= params.n / 4u) { return; }
+  let acc = nn_rows(q, gid.z);
+  let bq = bias_quad(q, gid.z);
+  for (var r = 0u; r < ROWS; r++) {
+    if (r >= M_ROWS) { break; }
+    let slot = nn_slot(q, r, gid.z);
+    store_fused4(slot, nn_value(acc[r], slot, bq));
+  }
+}
+
+// skinny_nt's views: A rows and B rows (columns of op(B)) as vec4 along K; C as scalars (c).
 @group(0) @binding(1) var<storage, read> a4: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> c_nt: array<f32>;
 
 /**
  * A row's vec4 of A (4 steps of K, at slot a_slot) times 4 columns' vec4s along the same steps:
@@ -115,16 +154,13 @@ fn nt_step(a_slot: u32, c0: vec4<f32>, c1: vec4<f32>, c2: vec4<f32>, c3: vec4<f3
          av.z * vec4<f32>(c0.z, c1.z, c2.z, c3.z) + av.w * vec4<f32>(c0.w, c1.w, c2.w, c3.w);
 }
 
-@compute @workgroup_size(WG)
-fn skinny_nt(@builtin(global_invocation_id) gid: vec3<u32>) {
-  // Columns 4 q .. 4 q + 3 (past N: column N - 1 again, not stored).
-  let col0 = 4u * gid.x;
-  if (col0 >= params.n) { return; }
+/** skinny_nt's rows: acc[r] is row r of batch z's product at columns col0..col0+3 (past N: column N - 1 again). */
+fn nt_rows(col0: u32, z: u32) -> array<vec4<f32>, ROWS> {
   let k4 = params.k / 4u;
   let lda4 = params.lda / 4u;
   let ldb4 = params.ldb / 4u;
-  let base_a4 = gid.z * params.stride_a / 4u;
-  let base_b4 = gid.z * params.stride_b / 4u;
+  let base_a4 = z * params.stride_a / 4u;
+  let base_b4 = z * params.stride_b / 4u;
   let last = params.n - 1u;
   let row0 = base_b4 + col0 * ldb4;
   let row1 = base_b4 + min(col0 + 1u, last) * ldb4;
@@ -146,16 +182,42 @@ fn skinny_nt(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (6u < M_ROWS) { acc[6] += nt_step(base_a4 + 6u * lda4 + kq, c0, c1, c2, c3); }
     if (7u < M_ROWS) { acc[7] += nt_step(base_a4 + 7u * lda4 + kq, c0, c1, c2, c3); }
   }
-  let base_c = gid.z * params.stride_c;
+  return acc;
+}
+
+/** alpha * acc + beta * C + bias for C's element `index` (column col of batch z), before any epilogue. */
+fn nt_value(acc: f32, index: u32, col: u32, z: u32) -> f32 {
+  var v = params.alpha * acc;
+  if (params.read_c == 1u) { v += params.beta * c[index]; }
+  if (params.has_bias == 1u) { v += bias[z * params.stride_bias + col]; }
+  return v;
+}
+
+// Columns 4 gid.x .. 4 gid.x + 3, those below N stored.
+@compute @workgroup_size(WG)
+fn skinny_nt(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let col0 = 4u * gid.x;
+  if (col0 >= params.n) { return; }
+  let acc = nt_rows(col0, gid.z);
   for (var r = 0u; r < ROWS; r++) {
     if (r >= M_ROWS) { break; }
     for (var j = 0u; j < min(4u, params.n - col0); j++) {
-      let col = col0 + j;
-      let index = base_c + r * params.ldc + col;
-      var v = params.alpha * acc[r][j];
-      if (params.read_c == 1u) { v += params.beta * c_nt[index]; }
-      if (params.has_bias == 1u) { v += bias[gid.z * params.stride_bias + col]; }
-      c_nt[index] = v;
+      let index = gid.z * params.stride_c + r * params.ldc + col0 + j;
+      c[index] = nt_value(acc[r][j], index, col0 + j, gid.z);
+    }
+  }
+}
+
+@compute @workgroup_size(WG)
+fn skinny_nt_fused(@builtin(global_invocation_id) gid: vec3<u32>) {
+  let col0 = 4u * gid.x;
+  if (col0 >= params.n) { return; }
+  let acc = nt_rows(col0, gid.z);
+  for (var r = 0u; r < ROWS; r++) {
+    if (r >= M_ROWS) { break; }
+    for (var j = 0u; j < min(4u, params.n - col0); j++) {
+      let index = gid.z * params.stride_c + r * params.ldc + col0 + j;
+      store_fused(index, nt_value(acc[r][j], index, col0 + j, gid.z));
     }
   }
 }

@@ -107,6 +107,22 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
     }
     return { q, k, v, cached: [k, v], read: [q] };
   };
+  // The MLP's activation: GELU as the up projection's epilogue where it can be (one dispatch),
+  // else up (and gate), their adapters, then the activation.
+  const mlpHidden = (i: number, normed: GPUBuffer): GPUBuffer => {
+    const fused = model.projectGelu(rec, i, normed, B, scratch);
+    if (fused) {
+      done(normed, fused.pre);
+      return fused.act;
+    }
+    const up = model.project(rec, i, 'up', normed, B, scratch);
+    const gate = names.layers[i].gate ? model.project(rec, i, 'gate', normed, B, scratch) : null;
+    done(normed);
+    const count = B * c.intermediateSize;
+    const hidden = gate ? recordSwigluForward(rt, rec, gate, up, count) : recordGeluForward(rt, rec, up, count);
+    done(...(gate ? [gate, up] : [up]));
+    return hidden;
+  };
   let pending: GPUBuffer | null = null;
   names.layers.forEach((l, i) => {
     const n1 = pending ? addNorm(x, pending, l.norm1, l.norm1Bias) : model.norm(rec, B, x, l.norm1, l.norm1Bias, D, rt);
@@ -129,12 +145,7 @@ export function recordDecodeStep(model: Transformer, rec: Recorder, cache: KvCac
     const n2 = addNorm(x, o, l.norm2, l.norm2Bias);
     const x1 = n2.x;
     done(n2.stats);
-    const up = model.project(rec, i, 'up', n2.y, B, scratch);
-    const gate = l.gate ? model.project(rec, i, 'gate', n2.y, B, scratch) : null;
-    done(n2.y);
-    const count = B * c.intermediateSize;
-    const hidden = gate ? recordSwigluForward(rt, rec, gate, up, count) : recordGeluForward(rt, rec, up, count);
-    done(...(gate ? [gate, up] : [up]));
+    const hidden = mlpHidden(i, n2.y);
     const down = model.project(rec, i, 'down', hidden, B, scratch);
     done(hidden);
     x = x1;

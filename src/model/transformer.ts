@@ -500,6 +500,18 @@ export class Transformer {
     return y;
   }
 
+  /**
+   * GPT-2's MLP up projection with GELU as its epilogue, one dispatch: { pre, act } as
+   * linearForwardGelu gives them; or null where that is not project('up') then GELU (a gated
+   * MLP, or an adapter adding into up before the activation).
+   */
+  projectGelu(rec: Recorder, layer: number, x: GPUBuffer, rows: number, scratch?: Scratch): { pre: GPUBuffer; act: GPUBuffer } | null {
+    const l = this.names.layers[layer];
+    if (l.gate || (this.adaptersOn && this.adapters?.siteFor(layer, 'up'))) return null;
+    const rt = scratch ? scratchRuntime(this.rt, scratch) : this.rt;
+    return linearForwardGelu(rt, rec, x, this.weight(l.up), this.opt(l.upBias, 'value'), this.shapeOf('up', rows));
+  }
+
   private loraShape(site: LoraSite, rows: number): LoraShape {
     const { r, scale } = this.adapters!.config;
     return { rows, inDim: site.inDim, r, scale };

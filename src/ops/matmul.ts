@@ -78,18 +78,6 @@ function fusedSpec(kernel: MatmulKernel, transA: boolean, transB: boolean, epilo
   return spec;
 }
 
-/** The epilogue alone, over a C the skinny kernels wrote (m <= 8): one spec per epilogue. */
-const EPILOGUE_PASS_SPECS = new Map<MatmulEpilogue, KernelSpec>();
-function epiloguePassSpec(epilogue: MatmulEpilogue): KernelSpec {
-  let spec = EPILOGUE_PASS_SPECS.get(epilogue);
-  if (!spec) {
-    spec = { name: 'matmul', code, entryPoint: 'epilogue', bindings: FUSED_BINDINGS, constants: { EPILOGUE: EPILOGUE_CODES[epilogue] } };
-    EPILOGUE_PASS_SPECS.set(epilogue, spec);
-  }
-  return spec;
-}
-const EPILOGUE_PASS_WG = 64;
-
 const COLUMN_SUM: KernelSpec = {
   name: 'matmul',
   code,
@@ -284,8 +272,8 @@ export function resolveMatmulShape(shape: MatmulShape): ResolvedMatmulShape {
 
 /**
  * The kernel recordMatmul uses for this shape: for m <= 8, a skinny kernel when the layout
- * allows its vector loads and no k-sum is asked for (src/ops/matmulSkinny.ts; an epilogue then
- * follows as a second dispatch), else small_m (unless path says otherwise, or a k-sum is asked
+ * allows its vector loads and no k-sum is asked for (src/ops/matmulSkinny.ts; an epilogue is
+ * stored by its _fused variant), else small_m (unless path says otherwise, or a k-sum is asked
  * for: tiled). On a software adapter, Aᵀ.B may take the outer-product kernel
  * (src/ops/matmulOuter.ts; its ragged variant for m > 8 not a multiple of 4) and A.op(B) with
  * m > 8 the register-blocked one
@@ -439,11 +427,9 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   } else if (kernel === 'blocked_ragged') {
     rec.dispatch(rt.pipeline(blockedRaggedSpec(GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);
   } else if (fused && (kernel === 'skinny_nn' || kernel === 'skinny_nt')) {
-    // m <= 8: the skinny kernel (no fused variant), then the epilogue over C in a second pass.
-    rec.dispatch(rt.pipeline(skinnySpec(kernel, s.transA, s.m, GEMM_BINDINGS)), [params, a, b, bias ?? a, c], x, y, s.batch);
-    const groups = Math.ceil((s.m * s.n) / EPILOGUE_PASS_WG);
-    if (groups > maxGroups) throw new RangeError(`m * n = ${s.m * s.n} needs ${groups} workgroups for the epilogue, more than ${maxGroups}`);
-    rec.dispatch(rt.pipeline(epiloguePassSpec(s.epilogue)), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], groups, 1, s.batch);
+    // m <= 8 (never a k-sum here): the skinny kernel storing through the epilogue.
+    const spec = skinnySpec(kernel, s.transA, s.m, FUSED_BINDINGS, EPILOGUE_CODES[s.epilogue]);
+    rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], x, y, s.batch);
   } else if (fused) {
     const spec = fusedSpec(kernel, s.transA, s.transB, s.epilogue, s.sumK);
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], x, y, s.batch);

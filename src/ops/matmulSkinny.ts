@@ -3,13 +3,14 @@
 // the matmul kernels, so recordMatmul dispatches them like the others.
 import shaderText from '../../shaders/matmul_skinny.wgsl?raw';
 import paramsText from '../../shaders/matmul_params.wgsl?raw';
+import epilogueText from '../../shaders/matmul_epilogue.wgsl?raw';
 import { includeWgsl } from './wgslInclude';
 import type { KernelSpec } from '../gpu/pipelineCache';
 import type { ResolvedMatmulShape } from './matmul';
 import { quad } from './vec4Layout';
 
-/** The shader with the matmul kernels' shared uniform block pasted in. */
-const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText });
+/** The shader with the matmul kernels' shared uniform block and epilogues pasted in. */
+const code = includeWgsl(shaderText, { 'matmul_params.wgsl': paramsText, 'matmul_epilogue.wgsl': epilogueText });
 
 export type SkinnyKernel = 'skinny_nn' | 'skinny_nt';
 
@@ -24,7 +25,7 @@ export type SkinnyShape = Pick<ResolvedMatmulShape, 'm' | 'n' | 'k' | 'transA' |
 
 /**
  * The skinny kernel for a product of at most `maxRows` rows whose layout allows its vector
- * loads, or null. (The caller also needs its bindings 16-byte aligned, and no epilogue.)
+ * loads, or null. (The caller also needs its bindings 16-byte aligned.)
  */
 export function skinnyKernel(s: SkinnyShape, maxRows: number): SkinnyKernel | null {
   if (s.m > maxRows) return null;
@@ -35,13 +36,18 @@ export function skinnyKernel(s: SkinnyShape, maxRows: number): SkinnyKernel | nu
 
 const SPECS = new Map<string, KernelSpec>();
 
-/** The pipeline of `kernel` for products of exactly `rows` rows (the shader's M_ROWS). */
-export function skinnySpec(kernel: SkinnyKernel, transA: boolean, rows: number, bindings: KernelSpec['bindings']): KernelSpec {
+/**
+ * The pipeline of `kernel` for products of exactly `rows` rows (the shader's M_ROWS); with an
+ * epilogue code (matmul.ts's EPILOGUE_CODES, above 0) its _fused entry point, whose `bindings`
+ * then include `extra`.
+ */
+export function skinnySpec(kernel: SkinnyKernel, transA: boolean, rows: number, bindings: KernelSpec['bindings'], epilogue = 0): KernelSpec {
   if (!Number.isInteger(rows) || rows < 1 || rows > MAX_ROWS) throw new RangeError(`the skinny kernels take 1 to ${MAX_ROWS} rows, got ${rows}`);
-  const key = `${kernel}:${transA ? 1 : 0}:${rows}`;
+  const key = `${kernel}:${transA ? 1 : 0}:${rows}:${epilogue}`;
   let spec = SPECS.get(key);
   if (!spec) {
-    spec = { name: 'matmul_skinny', code, entryPoint: kernel, bindings, constants: { TRANS_A: transA ? 1 : 0, M_ROWS: rows } };
+    const constants = { TRANS_A: transA ? 1 : 0, M_ROWS: rows, ...(epilogue > 0 ? { EPILOGUE: epilogue } : {}) };
+    spec = { name: 'matmul_skinny', code, entryPoint: epilogue > 0 ? `${kernel}_fused` : kernel, bindings, constants };
     SPECS.set(key, spec);
   }
   return spec;

@@ -482,7 +482,7 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     expectClose(outIn.c, matmulRef({ a: dy, b: x }, { m: outF, n: inF, k: rows, transA: true }), tol(rows), 'dW (out_in)');
   });
 
-  it('epilogues (residual, gelu, gelu_backward) on the scalar, vec4, blocked, small-M and skinny (+ epilogue pass) kernels, batched too', async () => {
+  it('epilogues (residual, gelu, gelu_backward) on the scalar, vec4, blocked, small-M and skinny kernels, batched too', async () => {
     let seed = 1500;
     const blocked = softwareKernel(false, false) ?? 'tiled_vec4';
     const cases = {
@@ -493,8 +493,10 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
         [{ m: 5, n: 37, k: 45, transB: true }, 'small_m'],
         [{ m: 19, n: 13, k: 21, batch: 3, transA: true }, 'tiled'],
         [{ m: 20, n: 12, k: 8, batch: 2 }, blocked],
-        // m <= 8 on a layout the skinny kernels take: skinny product, then the epilogue pass.
+        // m <= 8 on a layout the skinny kernels take: the skinny kernel stores through the epilogue.
         [{ m: 2, n: 12, k: 8, batch: 2 }, 'skinny_nn'],
+        [{ m: 8, n: 8, k: 5 }, 'skinny_nn'],
+        [{ m: 1, n: 16, k: 12, transB: true }, 'skinny_nt'],
       ],
       gelu: [
         [{ m: 33, n: 70, k: 45, transB: true }, 'tiled'],
@@ -502,6 +504,7 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
         [{ m: 68, n: 132, k: 36, transB: true }, blocked],
         [{ m: 3, n: 37, k: 20 }, 'small_m'],
         [{ m: 3, n: 40, k: 20 }, 'skinny_nn'],
+        [{ m: 7, n: 10, k: 16, transB: true }, 'skinny_nt'],
       ],
       // The GPT-2 MLP's dHidden = dOut . W_downᵀ (Conv1D W [512, 128] read transposed).
       gelu_backward: [
@@ -511,6 +514,7 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
         [{ m: 17, n: 8, k: 12, batch: 2 }, blocked],
         [{ m: 5, n: 37, k: 45, transB: true }, 'small_m'],
         [{ m: 5, n: 36, k: 44, transB: true }, 'skinny_nt'],
+        [{ m: 1, n: 24, k: 9 }, 'skinny_nn'],
       ],
     } as const;
     for (const epilogue of ['residual', 'gelu', 'gelu_backward'] as const) {
