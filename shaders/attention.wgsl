@@ -90,8 +90,11 @@ struct Params {
 @group(0) @binding(1) var<storage, read> fwd_out: array<f32>;
 @group(0) @binding(2) var<storage, read> grad_out: array<f32>;
 @group(0) @binding(3) var<storage, read> fwd_lse: array<f32>;
-// backward_prep writes, backward_dq and backward_dkdv read: (lse_i, D_i) per row [B, Hq, T, 2].
+// backward_prep writes (lse_i, D_i) per row [B, Hq, T, 2]; backward_dq and backward_dkdv read
+// them through stats_in (read-only, so the two share nothing they write: the Recorder may run
+// them as one dispatch).
 @group(0) @binding(5) var<storage, read_write> stats: array<f32>;
+@group(0) @binding(5) var<storage, read> stats_in: array<f32>;
 // backward_dq, backward_dkdv
 @group(0) @binding(6) var<storage, read> dout: array<f32>;
 @group(0) @binding(7) var<storage, read_write> dq: array<f32>;
@@ -318,8 +321,8 @@ fn backward_dq(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) n
   var delta = 0.0;
   if (row_valid) {
     let srow = (b * Hq + h) * T + i;
-    row_lse = stats[2u * srow];
-    delta = stats[2u * srow + 1u];
+    row_lse = stats_in[2u * srow];
+    delta = stats_in[2u * srow + 1u];
   }
   var acc: array<f32, MAX_COLS>;
   let row_end = min(t0 + TILE, T);
@@ -396,12 +399,12 @@ fn backward_dkdv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups)
         load_q(TILE_A, tid, b, t0, h);
         workgroupBarrier();
         var prob = 0.0;
-        if (visible) { prob = exp_keep_nan(dot_rows(TILE_A, r, TILE_B, lane) * params.scale - stats[2u * srow]); }
+        if (visible) { prob = exp_keep_nan(dot_rows(TILE_A, r, TILE_B, lane) * params.scale - stats_in[2u * srow]); }
         workgroupBarrier(); // Q is consumed: dout may overwrite it
         load_dout(TILE_A, tid, b, t0, h);
         workgroupBarrier();
         var ds = 0.0;
-        if (visible) { ds = prob * (dot_rows(TILE_A, r, TILE_C, lane) - stats[2u * srow + 1u]); }
+        if (visible) { ds = prob * (dot_rows(TILE_A, r, TILE_C, lane) - stats_in[2u * srow + 1u]); }
         shm[SCORES + lane * TILE + r] = prob; // transposed: [key][query]
         workgroupBarrier();
         for (var c = 0u; c < COLS; c++) {
@@ -700,9 +703,9 @@ fn backward_dkdv_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgr
       }
       let s = vec4<f32>(hsum(a0), hsum(a1), hsum(a2), hsum(a3));
       let dp = vec4<f32>(hsum(c0), hsum(c1), hsum(c2), hsum(c3));
-      let row_lse = vec4<f32>(stats[srow + i], stats[srow + i1], stats[srow + i2], stats[srow + i3]);
+      let row_lse = vec4<f32>(stats_in[srow + i], stats_in[srow + i1], stats_in[srow + i2], stats_in[srow + i3]);
       let d0 = q_rows + srow;
-      let delta = vec4<f32>(stats[d0 + i], stats[d0 + i1], stats[d0 + i2], stats[d0 + i3]);
+      let delta = vec4<f32>(stats_in[d0 + i], stats_in[d0 + i1], stats_in[d0 + i2], stats_in[d0 + i3]);
       let valid = vec4<u32>(i) + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(T);
       let p = select(vec4<f32>(0.0), exp_keep_nan4(s - row_lse), valid);
       let ds = p * (dp - delta);

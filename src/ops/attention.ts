@@ -273,7 +273,7 @@ export function recordAttentionBackward(
     const [qx, qy] = rt.grid(Math.ceil(rows / ROW_WORKGROUP));
     const uq = rec.uniform(params(fwd, seqLen, 0, 0, rows));
     rec.dispatch(rt.pipeline(dqSpec), [uq, fwd.q, fwd.k, fwd.v, fwd.pad, fwd.out, dout, dq, stats], qx, qy);
-    const dkdvSpec = kernel('backward_dkdv_rows', ['uniform', R, R, R, R, W, R, W, W], constants, rowKernelCode(headDim));
+    const dkdvSpec = kernel('backward_dkdv_rows', ['uniform', R, R, R, R, R, R, W, W], constants, rowKernelCode(headDim));
     const [kx, ky] = rt.grid(Math.ceil(keyRows / ROW_WORKGROUP));
     const uk = rec.uniform(params(fwd, seqLen, 0, 0, keyRows));
     rec.dispatch(rt.pipeline(dkdvSpec), [uk, fwd.q, fwd.k, fwd.v, fwd.pad, stats, dout, dk, dv], kx, ky);
@@ -288,11 +288,12 @@ export function recordAttentionBackward(
   const [px, py] = rt.grid(Math.ceil(rows / PREP_WORKGROUP));
   rec.dispatch(rt.pipeline(prep), [u, fwd.out, dout, fwd.lse, fwd.pad, stats], px, py);
 
-  const dqSpec = kernel('backward_dq', ['uniform', R, R, R, R, W, R, W], constants);
+  // dq and dk/dv read the statistics only: independent, so they may pair into one dispatch.
+  const dqSpec = kernel('backward_dq', ['uniform', R, R, R, R, R, R, W], constants);
   const [qx, qy] = rt.grid(batch * numHeads * blocks);
   rec.dispatch(rt.pipeline(dqSpec), [u, fwd.q, fwd.k, fwd.v, fwd.pad, stats, dout, dq], qx, qy);
 
-  const dkdvSpec = kernel('backward_dkdv', ['uniform', R, R, R, R, W, R, W, W], constants);
+  const dkdvSpec = kernel('backward_dkdv', ['uniform', R, R, R, R, R, R, W, W], constants);
   const [kx, ky] = rt.grid(batch * numKvHeads * blocks);
   rec.dispatch(rt.pipeline(dkdvSpec), [u, fwd.q, fwd.k, fwd.v, fwd.pad, stats, dout, dk, dv], kx, ky);
   return { dq, dk, dv };
