@@ -54,6 +54,14 @@ override TRANS_B: bool = false;
 override EPILOGUE: u32 = 0u;
 // Fused entry points only: 0 none, 1 sum op(B) over k (columns), 2 sum op(A) over k (rows).
 override SUM_K: u32 = 0u;
+// tiled and tiled_vec4 only: C = alpha * sum over the batches of op(A[b]) . op(B[b]) + beta * C
+// + bias, one C (at batch 0's place), dispatched with one z: the input gradient of a stack of
+// projections (q, k, v) in one dispatch, as matmul_blocked.wgsl's SUM_BATCHES.
+override SUM_BATCHES: bool = false;
+
+/** The batches a workgroup sums: its own (wid.z), or with SUM_BATCHES all of them. */
+fn batch_count() -> u32 { return select(1u, params.batch, SUM_BATCHES); }
+fn batch_of(wid: vec3<u32>, i: u32) -> u32 { return select(wid.z, i, SUM_BATCHES); }
 
 // INCLUDE matmul_params.wgsl
 
@@ -196,11 +204,14 @@ fn tiled(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) li
   let row0 = wid.y * TILE;
   let col0 = wid.x * TILE;
   var acc: Block;
-  for (var k0 = 0u; k0 < params.k; k0 += TK) {
-    load_tiles(k0, row0, col0, wid.z * params.stride_a, wid.z * params.stride_b, tid);
-    workgroupBarrier();
-    accumulate_tiles(&acc, lid.x, lid.y);
-    workgroupBarrier();
+  for (var i = 0u; i < batch_count(); i++) {
+    let z = batch_of(wid, i);
+    for (var k0 = 0u; k0 < params.k; k0 += TK) {
+      load_tiles(k0, row0, col0, z * params.stride_a, z * params.stride_b, tid);
+      workgroupBarrier();
+      accumulate_tiles(&acc, lid.x, lid.y);
+      workgroupBarrier();
+    }
   }
   let base_c = wid.z * params.stride_c;
   for (var h = 0u; h < 2u; h++) {
@@ -229,11 +240,14 @@ fn tiled_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
   let row0 = wid.y * TILE;
   let col0 = wid.x * TILE;
   var acc: Block;
-  for (var k0 = 0u; k0 < params.k; k0 += TK) {
-    load_tiles_vec4(k0, row0, col0, wid.z * params.stride_a, wid.z * params.stride_b, tid);
-    workgroupBarrier();
-    accumulate_tiles(&acc, lid.x, lid.y);
-    workgroupBarrier();
+  for (var i = 0u; i < batch_count(); i++) {
+    let z = batch_of(wid, i);
+    for (var k0 = 0u; k0 < params.k; k0 += TK) {
+      load_tiles_vec4(k0, row0, col0, z * params.stride_a, z * params.stride_b, tid);
+      workgroupBarrier();
+      accumulate_tiles(&acc, lid.x, lid.y);
+      workgroupBarrier();
+    }
   }
   let base_c = wid.z * params.stride_c;
   for (var h = 0u; h < 2u; h++) {

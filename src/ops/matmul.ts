@@ -41,18 +41,20 @@ const EPILOGUE_CODES: Record<MatmulEpilogue, number> = { none: 0, residual: 1, g
 
 const GEMM_BINDINGS: readonly BindingKind[] = ['uniform', 'read-only-storage', 'read-only-storage', 'read-only-storage', 'storage'];
 
-/** One spec per (entry point, transA, transB), built once so dispatching allocates nothing new. */
+/**
+ * One spec per (entry point, transA, transB), built once so dispatching allocates nothing new;
+ * the tiled kernels' SUM_BATCHES variants under the key with ':sum'.
+ */
 const GEMM_SPECS = new Map<string, KernelSpec>();
 for (const entryPoint of ['tiled', 'tiled_vec4', 'small_m'] as const) {
   for (const transA of [false, true]) {
     for (const transB of [false, true]) {
-      GEMM_SPECS.set(specKey(entryPoint, transA, transB), {
-        name: 'matmul',
-        code,
-        entryPoint,
-        bindings: GEMM_BINDINGS,
-        constants: { TRANS_A: transA ? 1 : 0, TRANS_B: transB ? 1 : 0 },
-      });
+      const constants = { TRANS_A: transA ? 1 : 0, TRANS_B: transB ? 1 : 0 };
+      const key = specKey(entryPoint, transA, transB);
+      GEMM_SPECS.set(key, { name: 'matmul', code, entryPoint, bindings: GEMM_BINDINGS, constants });
+      if (entryPoint !== 'small_m') {
+        GEMM_SPECS.set(`${key}:sum`, { name: 'matmul', code, entryPoint, bindings: GEMM_BINDINGS, constants: { ...constants, SUM_BATCHES: 1 } });
+      }
     }
   }
 }
@@ -119,8 +121,8 @@ export interface MatmulShape {
   /**
    * C = alpha * (sum over the batches of op(A[b]) . op(B[b])) + beta * C + bias: one output
    * matrix (strideC unused), no epilogue or k-sum. The input gradient of a stack of projections.
-   * One dispatch on the blocked kernel; elsewhere one per batch (each batch's A and B must then
-   * start at a binding offset the device accepts).
+   * One dispatch on the blocked and tiled kernels; elsewhere (m <= 8) one per batch (each
+   * batch's A and B must then start at a binding offset the device accepts).
    */
   sumBatches?: boolean;
   /** Elements between consecutive stored rows; default: the stored row length (tightly packed). */
@@ -410,7 +412,8 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   }
   if (x > maxGroups) throw new RangeError(`n = ${s.n} needs ${x} column workgroups, more than ${maxGroups} per dispatch`);
 
-  if (s.sumBatches && kernel !== 'blocked') {
+  const sumsBatches = kernel === 'blocked' || kernel === 'tiled' || kernel === 'tiled_vec4';
+  if (s.sumBatches && !sumsBatches) {
     recordBatchSumOneByOne(rt, rec, ops, shape, s);
     return kernel;
   }
@@ -434,8 +437,9 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
     const spec = fusedSpec(kernel, s.transA, s.transB, s.epilogue, s.sumK);
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], x, y, s.batch);
   } else {
-    const spec = kernel === 'skinny_nn' || kernel === 'skinny_nt' ? skinnySpec(kernel, s.transA, s.m, GEMM_BINDINGS) : GEMM_SPECS.get(specKey(kernel, s.transA, s.transB))!;
-    rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c], x, y, s.batch);
+    const key = `${specKey(kernel, s.transA, s.transB)}${s.sumBatches ? ':sum' : ''}`;
+    const spec = kernel === 'skinny_nn' || kernel === 'skinny_nt' ? skinnySpec(kernel, s.transA, s.m, GEMM_BINDINGS) : GEMM_SPECS.get(key)!;
+    rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c], x, y, s.sumBatches ? 1 : s.batch);
   }
   return kernel;
 }

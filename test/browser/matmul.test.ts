@@ -555,7 +555,7 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     }
   });
 
-  it('sumBatches: one C from every batch\'s product (a stack\'s input gradient), in one blocked dispatch or one per batch', async () => {
+  it('sumBatches: one C from every batch\'s product (a stack\'s input gradient), in one blocked or tiled dispatch or one per batch', async () => {
     const software = harness.info.isFallback;
     let seed = 1800;
     // dX = dq.Wqᵀ + dk.Wkᵀ + dv.Wvᵀ: A's slots 128 floats apart, B's 64 (binding offsets, for the one-by-one path).
@@ -563,6 +563,11 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     expect(await check(++seed, { ...stack, m: 12, n: 8, k: 8, transB: true, alpha: 0.5, beta: 1 }, { withC: true, bias: true })).toBe(software ? 'blocked' : 'tiled_vec4');
     expect(await check(++seed, { ...stack, m: 12, n: 8, k: 8 }, { bias: true })).toBe(software ? 'blocked' : 'tiled_vec4');
     expect(await check(++seed, { ...stack, m: 20, n: 8, k: 4, transB: true, path: 'tiled' })).toBe('tiled_vec4');
+    // The tiled kernels sum the batches in one dispatch: batches at any offset (140 and 148 bytes
+    // apart here, which a dispatch per batch could not bind), a ragged shape on the scalar kernel.
+    const ragged = { batch: 3, strideA: 35, strideB: 37, sumBatches: true, m: 9, n: 7, k: 5, path: 'tiled' } as const;
+    expect(await check(++seed, { ...ragged, alpha: 0.5, beta: 1 }, { withC: true, bias: true })).toBe('tiled');
+    expect(await check(++seed, { ...ragged, transB: true, m: 70, k: 33, strideA: 33 * 70, strideB: 7 * 33 })).toBe('tiled');
     // M <= 8: the skinny kernel, a dispatch per batch.
     expect(await check(++seed, { ...stack, m: 3, n: 8, k: 8, transB: true, beta: 1 }, { withC: true, bias: true })).toBe('skinny_nt');
     // One batch is the plain product.
