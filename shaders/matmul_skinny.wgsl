@@ -34,6 +34,15 @@ override TRANS_A: bool = false;
 override M_ROWS: u32 = 8u;
 // The _fused kernels only: 0 none, 1 residual, 2 gelu, 3 gelu_backward.
 override EPILOGUE: u32 = 0u;
+// skinny_nn and skinny_nt only: C = alpha * sum over the batches of op(A[b]) . op(B[b]) + beta *
+// C + bias, one C (at batch 0's place), dispatched with one z (matmul_blocked.wgsl's SUM_BATCHES).
+override SUM_BATCHES: bool = false;
+
+/** Adds the rows of `more` into `acc`, written out (no loop over an array: see above). */
+fn add_rows(acc: ptr<function, array<vec4<f32>, ROWS>>, more: array<vec4<f32>, ROWS>) {
+  (*acc)[0] += more[0]; (*acc)[1] += more[1]; (*acc)[2] += more[2]; (*acc)[3] += more[3];
+  (*acc)[4] += more[4]; (*acc)[5] += more[5]; (*acc)[6] += more[6]; (*acc)[7] += more[7];
+}
 
 // INCLUDE matmul_params.wgsl
 
@@ -118,7 +127,10 @@ fn nn_value(acc: vec4<f32>, slot: u32, bq: vec4<f32>) -> vec4<f32> {
 fn skinny_nn(@builtin(global_invocation_id) gid: vec3<u32>) {
   let q = gid.x;
   if (q >= params.n / 4u) { return; }
-  let acc = nn_rows(q, gid.z);
+  var acc = nn_rows(q, gid.z);
+  if (SUM_BATCHES) {
+    for (var b = 1u; b < params.batch; b++) { add_rows(&acc, nn_rows(q, b)); }
+  }
   let bq = bias_quad(q, gid.z);
   for (var r = 0u; r < ROWS; r++) {
     if (r >= M_ROWS) { break; }
@@ -198,7 +210,10 @@ fn nt_value(acc: f32, index: u32, col: u32, z: u32) -> f32 {
 fn skinny_nt(@builtin(global_invocation_id) gid: vec3<u32>) {
   let col0 = 4u * gid.x;
   if (col0 >= params.n) { return; }
-  let acc = nt_rows(col0, gid.z);
+  var acc = nt_rows(col0, gid.z);
+  if (SUM_BATCHES) {
+    for (var b = 1u; b < params.batch; b++) { add_rows(&acc, nt_rows(col0, b)); }
+  }
   for (var r = 0u; r < ROWS; r++) {
     if (r >= M_ROWS) { break; }
     for (var j = 0u; j < min(4u, params.n - col0); j++) {

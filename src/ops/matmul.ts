@@ -121,8 +121,9 @@ export interface MatmulShape {
   /**
    * C = alpha * (sum over the batches of op(A[b]) . op(B[b])) + beta * C + bias: one output
    * matrix (strideC unused), no epilogue or k-sum. The input gradient of a stack of projections.
-   * One dispatch on the blocked and tiled kernels; elsewhere (m <= 8) one per batch (each
-   * batch's A and B must then start at a binding offset the device accepts).
+   * One dispatch, except on the small-M kernel (m <= 8 on a layout the skinny kernels refuse):
+   * one per batch there (each batch's A and B must then start at a binding offset the device
+   * accepts).
    */
   sumBatches?: boolean;
   /** Elements between consecutive stored rows; default: the stored row length (tightly packed). */
@@ -412,7 +413,8 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   }
   if (x > maxGroups) throw new RangeError(`n = ${s.n} needs ${x} column workgroups, more than ${maxGroups} per dispatch`);
 
-  const sumsBatches = kernel === 'blocked' || kernel === 'tiled' || kernel === 'tiled_vec4';
+  // The kernels with a SUM_BATCHES variant; the others take a dispatch per batch.
+  const sumsBatches = (['blocked', 'tiled', 'tiled_vec4', 'skinny_nn', 'skinny_nt'] as MatmulKernel[]).includes(kernel);
   if (s.sumBatches && !sumsBatches) {
     recordBatchSumOneByOne(rt, rec, ops, shape, s);
     return kernel;
@@ -438,7 +440,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c, fit(ops.extra!, maxBinding)], x, y, s.batch);
   } else {
     const key = `${specKey(kernel, s.transA, s.transB)}${s.sumBatches ? ':sum' : ''}`;
-    const spec = kernel === 'skinny_nn' || kernel === 'skinny_nt' ? skinnySpec(kernel, s.transA, s.m, GEMM_BINDINGS) : GEMM_SPECS.get(key)!;
+    const spec = kernel === 'skinny_nn' || kernel === 'skinny_nt' ? skinnySpec(kernel, s.transA, s.m, GEMM_BINDINGS, 0, s.sumBatches) : GEMM_SPECS.get(key)!;
     rec.dispatch(rt.pipeline(spec), [params, a, b, bias ?? a, c], x, y, s.sumBatches ? 1 : s.batch);
   }
   return kernel;

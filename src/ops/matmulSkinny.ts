@@ -39,14 +39,14 @@ const SPECS = new Map<string, KernelSpec>();
 /**
  * The pipeline of `kernel` for products of exactly `rows` rows (the shader's M_ROWS); with an
  * epilogue code (matmul.ts's EPILOGUE_CODES, above 0) its _fused entry point, whose `bindings`
- * then include `extra`.
+ * then include `extra`; with sumBatches (no epilogue) the variant that sums the batches.
  */
-export function skinnySpec(kernel: SkinnyKernel, transA: boolean, rows: number, bindings: KernelSpec['bindings'], epilogue = 0): KernelSpec {
+export function skinnySpec(kernel: SkinnyKernel, transA: boolean, rows: number, bindings: KernelSpec['bindings'], epilogue = 0, sumBatches = false): KernelSpec {
   if (!Number.isInteger(rows) || rows < 1 || rows > MAX_ROWS) throw new RangeError(`the skinny kernels take 1 to ${MAX_ROWS} rows, got ${rows}`);
-  const key = `${kernel}:${transA ? 1 : 0}:${rows}:${epilogue}`;
+  const key = `${kernel}:${transA ? 1 : 0}:${rows}:${epilogue}:${sumBatches ? 1 : 0}`;
   let spec = SPECS.get(key);
   if (!spec) {
-    const constants = { TRANS_A: transA ? 1 : 0, M_ROWS: rows, ...(epilogue > 0 ? { EPILOGUE: epilogue } : {}) };
+    const constants = { TRANS_A: transA ? 1 : 0, M_ROWS: rows, ...(epilogue > 0 ? { EPILOGUE: epilogue } : {}), ...(sumBatches ? { SUM_BATCHES: 1 } : {}) };
     spec = { name: 'matmul_skinny', code, entryPoint: epilogue > 0 ? `${kernel}_fused` : kernel, bindings, constants };
     SPECS.set(key, spec);
   }

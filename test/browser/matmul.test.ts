@@ -568,12 +568,16 @@ describe('matmul kernels (WGSL) vs float64 twin', () => {
     const ragged = { batch: 3, strideA: 35, strideB: 37, sumBatches: true, m: 9, n: 7, k: 5, path: 'tiled' } as const;
     expect(await check(++seed, { ...ragged, alpha: 0.5, beta: 1 }, { withC: true, bias: true })).toBe('tiled');
     expect(await check(++seed, { ...ragged, transB: true, m: 70, k: 33, strideA: 33 * 70, strideB: 7 * 33 })).toBe('tiled');
-    // M <= 8: the skinny kernel, a dispatch per batch.
+    // M <= 8: the skinny kernels sum the batches too (strides off the binding alignment);
+    // small_m and the ragged kernels take a dispatch per batch.
     expect(await check(++seed, { ...stack, m: 3, n: 8, k: 8, transB: true, beta: 1 }, { withC: true, bias: true })).toBe('skinny_nt');
+    expect(await check(++seed, { ...stack, strideA: 20, strideB: 44, m: 5, n: 8, k: 4, alpha: 2 }, { bias: true })).toBe('skinny_nn');
+    expect(await check(++seed, { ...stack, m: 3, n: 6, k: 8 })).toBe('small_m');
+    if (software) expect(await check(++seed, { ...stack, m: 12, n: 6, k: 8, transB: true })).toBe('blocked_ragged');
     // One batch is the plain product.
     expect(await check(++seed, { m: 12, n: 8, k: 8, batch: 1, sumBatches: true })).toBe(software ? 'blocked' : 'tiled_vec4');
     // One dispatch per batch needs each batch at a binding offset; epilogues and k-sums are refused.
-    await expect(check(++seed, { m: 3, n: 8, k: 8, batch: 2, strideA: 24, sumBatches: true })).rejects.toThrow(/sumBatches: batch 1 of a starts at byte 96, not a multiple/);
+    await expect(check(++seed, { m: 3, n: 6, k: 8, batch: 2, strideA: 24, sumBatches: true })).rejects.toThrow(/sumBatches: batch 1 of a starts at byte 96, not a multiple/);
     const ok = { a: [1, 2, 3, 4, 5, 6, 7, 8], b: [1, 2, 3, 4, 5, 6, 7, 8], m: 2, n: 2, k: 2, batch: 2, sumBatches: true };
     await expect(harness.runModule(CASES, 'matmulFused', { ...ok, epilogue: 'gelu' })).rejects.toThrow(/RangeError: sumBatches takes no epilogue and no k-sum/);
   });
