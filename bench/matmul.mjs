@@ -5,7 +5,10 @@
 // ratios, writes bench/results/matmul.json. Never asserts a time.
 //
 //   node bench/matmul.mjs [--sizes 256,512,1024,2048] [--engines ours,tfjs,jax,js]
-//                         [--decode 1024] [--target-seconds 1] [--rounds 5] [--max-repeats 50]
+//                         [--decode 1024] [--shapes MxNxK,...] [--target-seconds 1] [--rounds 5] [--max-repeats 50]
+//
+// --shapes times [M, K] x [K, N] products of our engine, its own kernel choice against the forced
+// 64x64 tile (no peers): the long-K, few-column products of a tied head's input gradient, say.
 //
 // Fairness: every engine is warmed up (one product), then probed with one product per probe
 // round, `--probes` rounds interleaved (the median probe sets its repeats); then the timed blocks run round-robin, `--rounds` rounds, each
@@ -29,6 +32,7 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '256,512,1024,2048' },
     engines: { type: 'string', default: ENGINES.join(',') },
     decode: { type: 'string', default: '1024' },
+    shapes: { type: 'string', default: '' },
     'target-seconds': { type: 'string', default: '1' },
     rounds: { type: 'string', default: '5' },
     probes: { type: 'string', default: '2' },
@@ -46,6 +50,11 @@ function fail(message) {
 const list = (text) => (text === '' || text === '0' ? [] : text.split(',').map((s) => s.trim()));
 const sizes = list(values.sizes).map(Number);
 const decodeSizes = list(values.decode).map(Number);
+const shapes = list(values.shapes).map((text) => {
+  const v = text.split('x').map(Number);
+  if (v.length !== 3 || v.some((x) => !Number.isInteger(x) || x < 1)) fail(`--shapes takes MxNxK triples of positive integers, got ${text}`);
+  return { m: v[0], n: v[1], k: v[2] };
+});
 const engines = list(values.engines);
 const targetSeconds = Number(values['target-seconds']);
 const rounds = Number(values.runs ?? values.rounds);
@@ -191,7 +200,7 @@ try {
   const engineLine = (name, r) => {
     const detail = r.error
       ? r.error
-      : `median of ${r.seconds.length} rounds, best ${fmtGflops(r.gflopsBest)}, ${r.repeats} chained products/run` +
+      : `median of ${r.seconds.length} rounds, best ${fmtGflops(r.gflopsBest)}, ${r.repeats} products/run` +
         `${r.cpuSecondsPerProduct === undefined ? '' : `, ${r.cpuSecondsPerProduct.toFixed(3)} CPU-s/product`}${r.kernel ? `, ${r.kernel}` : ''}`;
     return `${name}  ${fmt(r).padStart(16)}  (${detail})`;
   };
@@ -249,8 +258,21 @@ try {
     }
   }
 
+  const shaped = [];
+  for (const { m, n, k } of shapes) {
+    const entries = ['auto', 'tiled'].map((path) => ({ key: path, spec: { m, size: k, n, k, engine: 'ours', path }, flops: 2 * m * n * k }));
+    const results = await compare(entries);
+    for (const path of ['auto', 'tiled']) {
+      const r = results[path];
+      console.log(`  [${m},${k}]x[${k},${n}]  ${engineLine((path === 'auto' ? `ours (${r.kernel ?? 'auto'})` : 'ours (forced tiled)').padEnd(20), r)}`);
+    }
+    const r = ratiosOf(results, 'auto', 'tiled');
+    if (r) console.log(`  [${m},${k}]x[${k},${n}]  auto/tiled ${fmtSpread(r.wall)}${r.cpu ? `; ${fmtCpu(r.cpu)}` : ''}`);
+    shaped.push({ m, n, k, results, ratio: r?.wall.median ?? null, ratioSpread: r?.wall ?? null, cpuRatio: r?.cpu?.ratio ?? null });
+  }
+
   mkdirSync(join(values.out, '..'), { recursive: true });
-  writeFileSync(values.out, JSON.stringify({ date: new Date().toISOString(), benchmark: 'matmul', timing: { ...timing, cpuSeconds: countCpu }, adapter, square, decode }, null, 2));
+  writeFileSync(values.out, JSON.stringify({ date: new Date().toISOString(), benchmark: 'matmul', timing: { ...timing, cpuSeconds: countCpu }, adapter, square, decode, shapes: shaped }, null, 2));
   console.log(`wrote ${values.out}`);
 } finally {
   await opened.close();

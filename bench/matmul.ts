@@ -51,11 +51,12 @@ interface Runner {
   kernel?: MatmulKernel;
 }
 
-function oursRunner(rt: GpuRuntime, m: number, size: number, path: 'auto' | 'tiled'): Runner {
-  const x0 = rt.upload(gaussian(m * size, 1, 1), 'bench.x0');
-  const x1 = rt.storage(m * size * 4, 'bench.x1');
-  const b = rt.upload(gaussian(size * size, 1 / Math.sqrt(size), 2), 'bench.b');
-  const shape = { m, n: size, k: size, path };
+/** [m, k] x [k, n] products; chained (each one's output the next one's input) when n = k, else all from the same input. */
+function oursRunner(rt: GpuRuntime, m: number, n: number, k: number, path: 'auto' | 'tiled'): Runner {
+  const x0 = rt.upload(gaussian(m * Math.max(n, k), 1, 1), 'bench.x0');
+  const x1 = rt.storage(m * Math.max(n, k) * 4, 'bench.x1');
+  const b = rt.upload(gaussian(k * n, 1 / Math.sqrt(k), 2), 'bench.b');
+  const shape = { m, n, k, path };
   const runner: Runner = {
     async run(repeats) {
       const t0 = performance.now();
@@ -63,9 +64,9 @@ function oursRunner(rt: GpuRuntime, m: number, size: number, path: 'auto' | 'til
       let [src, dst] = [x0, x1];
       for (let i = 0; i < repeats; i++) {
         runner.kernel = recordMatmul(rt, rec, { a: src, b, c: dst }, shape);
-        [src, dst] = [dst, src];
+        if (n === k) [src, dst] = [dst, src];
       }
-      const probe = rec.readF32(src, 1);
+      const probe = rec.readF32(n === k ? src : dst, 1);
       await rec.submit();
       const value = (await probe)[0];
       if (!Number.isFinite(value)) throw new Error(`our matmul produced ${value}`);
@@ -189,10 +190,13 @@ function jsRunner(size: number): Runner {
   };
 }
 
-/** What one runner multiplies: a square product of one engine, or a decode-time row of one path. */
+/** What one runner multiplies: a square product of one engine, a decode-time row or a shape of one path. */
 export interface RunnerSpec {
   m: number;
   size: number;
+  /** Ours only: [m, k] x [k, n] instead of [m, size] x [size, size]. */
+  n?: number;
+  k?: number;
   engine: Engine;
   /** Our kernel choice ('tiled' forces the 64x64 tile); ignored for the peers. */
   path?: 'auto' | 'tiled';
@@ -206,7 +210,7 @@ const runners = new Map<string, Runner>();
 
 function makeRunner(rt: GpuRuntime, spec: RunnerSpec): Promise<Runner> {
   const { m, size, engine } = spec;
-  if (engine === 'ours') return Promise.resolve(oursRunner(rt, m, size, spec.path ?? 'auto'));
+  if (engine === 'ours') return Promise.resolve(oursRunner(rt, m, spec.n ?? size, spec.k ?? size, spec.path ?? 'auto'));
   if (engine === 'tfjs') return tfjsRunner(m, size);
   if (engine === 'jax') return jaxRunner(m, size);
   if (m !== size) return Promise.reject(new Error('the plain-JS engine runs square products only'));

@@ -16,8 +16,11 @@
 // On SwiftShader the tiled kernels' staging and barriers cost more than their reuse saves
 // (the reason for matmul_skinny.wgsl and matmul_outer.wgsl too): one page, interleaved,
 // 1.9-2.1x tiled_vec4 at K = 128, 1.1-1.4x at K = 512, 1.25-1.5x at K = 768-2048, level at
-// K = 3072, so src/ops/matmulBlocked.ts takes these on a software adapter for K <= 2048; on a
-// GPU the tiled kernels stay. Needs K, N, lda, ldb, ldc (and the batch strides, batch > 1)
+// K = 3072 with M = N = K; at long K with few rows or columns (a tied head's input gradient
+// dLogits . E, K = the vocabulary) it is well ahead: 32 x 96 x 4096 2.6x, 232 x 96 x 4096 1.6x,
+// 32 x 576 x 8192 2.1x, 64 x 576 x 49152 1.2x, and level (0.95-1.13x over reruns) at 64 x 768 x
+// 8192, 256 x 128 x 8192 and 512 x 512 x 4096. So src/ops/matmulBlocked.ts takes these on a
+// software adapter at every K; on a GPU the tiled kernels stay. Needs K, N, lda, ldb, ldc (and the batch strides, batch > 1)
 // multiples of 4; blocked_ragged (A.B^T only, no epilogue) lifts that for N, ldc and C's
 // stride. Rows past M (columns past N) of the last block read row M - 1 (the last column quad,
 // or B's row N - 1) again and store nothing. Float64 twin: src/ops/matmul.reference.ts (matmulRef,
