@@ -80,6 +80,9 @@ function fusedSpec(kernel: MatmulKernel, transA: boolean, transB: boolean, epilo
   return spec;
 }
 
+/** The kernels with a SUM_BATCHES variant; the others sum a stack's batches a dispatch each. */
+const SUMS_BATCHES: ReadonlySet<MatmulKernel> = new Set<MatmulKernel>(['blocked', 'tiled', 'tiled_vec4', 'skinny_nn', 'skinny_nt']);
+
 const COLUMN_SUM: KernelSpec = {
   name: 'matmul',
   code,
@@ -413,9 +416,7 @@ export function recordMatmul(rt: GpuRuntime, rec: Recorder, ops: MatmulOperands,
   }
   if (x > maxGroups) throw new RangeError(`n = ${s.n} needs ${x} column workgroups, more than ${maxGroups} per dispatch`);
 
-  // The kernels with a SUM_BATCHES variant; the others take a dispatch per batch.
-  const sumsBatches = (['blocked', 'tiled', 'tiled_vec4', 'skinny_nn', 'skinny_nt'] as MatmulKernel[]).includes(kernel);
-  if (s.sumBatches && !sumsBatches) {
+  if (s.sumBatches && !SUMS_BATCHES.has(kernel)) {
     recordBatchSumOneByOne(rt, rec, ops, shape, s);
     return kernel;
   }
