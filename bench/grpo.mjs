@@ -6,7 +6,9 @@
 // estimate; writes bench/results/grpo.json. Never asserts a time.
 //
 //   node bench/grpo.mjs [--model smollm135|gpt2] [--quick] [--full-finetune] [--generations 8]
-//                       [--completion 128] [--micro-batch N] [--steps 2] [--out FILE]
+//                       [--completion 128] [--micro-batch N] [--steps 2] [--no-pairing] [--out FILE]
+//
+// --no-pairing records without dispatch pairing (GpuRuntime.pairDispatches = false).
 //
 // Default: SmolLM2-135M's shape with LoRA (r 16, PEFT's default targets), 8 completions of 128
 // tokens, the update in micro-batches of 2 (the issue's "fits in 2 GiB" case). --quick shrinks
@@ -25,6 +27,7 @@ const { values } = parseArgs({
     completion: { type: 'string' },
     'micro-batch': { type: 'string', default: '2' },
     steps: { type: 'string', default: '2' },
+    'no-pairing': { type: 'boolean', default: false },
     out: { type: 'string', default: join(repoRoot, 'bench', 'results', 'grpo.json') },
   },
 });
@@ -60,7 +63,7 @@ const config = {
   per_device_train_batch_size: Math.min(microBatch, generations),
   seed: 1,
 };
-const request = { hfConfig, config, steps: int('steps', values.steps), promptWords: 12 };
+const request = { hfConfig, config, steps: int('steps', values.steps), promptWords: 12, pairing: !values['no-pairing'] };
 
 const mib = (b) => `${(b / 2 ** 20).toFixed(1)} MiB`;
 const harness = await openHarness();

@@ -20,6 +20,8 @@ export interface GrpoBenchRequest {
   config: Record<string, unknown>;
   steps: number;
   promptWords: number;
+  /** Dispatch pairing (GpuRuntime.pairDispatches); default on. */
+  pairing?: boolean;
 }
 
 /**
@@ -43,6 +45,7 @@ class WideByteTokenizer implements Tokenizer {
 const RUBRIC = { name: 'bench', criteria: [{ id: 'vowel', text: 'Starts with a vowel', weight: 1, tier: 'important', rule: { kind: 'regex', pattern: '^[aeiouAEIOU]' } }] };
 
 export async function run(rt: GpuRuntime, req: GrpoBenchRequest) {
+  rt.pairDispatches = req.pairing ?? true;
   const modelConfig = configFromHf(req.hfConfig);
   if (modelConfig.vocabSize < 259) throw new RangeError('vocab_size must be at least 259 (the byte tokenizer)');
   const tok = new WideByteTokenizer(modelConfig.vocabSize);
