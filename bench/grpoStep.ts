@@ -45,7 +45,16 @@ class WideByteTokenizer implements Tokenizer {
 const RUBRIC = { name: 'bench', criteria: [{ id: 'vowel', text: 'Starts with a vowel', weight: 1, tier: 'important', rule: { kind: 'regex', pattern: '^[aeiouAEIOU]' } }] };
 
 export async function run(rt: GpuRuntime, req: GrpoBenchRequest) {
-  rt.pairDispatches = req.pairing ?? true;
+  const was = rt.pairDispatches;
+  rt.pairDispatches = req.pairing ?? was;
+  try {
+    return await runSteps(rt, req);
+  } finally {
+    rt.pairDispatches = was;
+  }
+}
+
+async function runSteps(rt: GpuRuntime, req: GrpoBenchRequest) {
   const modelConfig = configFromHf(req.hfConfig);
   if (modelConfig.vocabSize < 259) throw new RangeError('vocab_size must be at least 259 (the byte tokenizer)');
   const tok = new WideByteTokenizer(modelConfig.vocabSize);

@@ -77,6 +77,7 @@ export async function run(rt: GpuRuntime, req: ProfileRequest) {
 
 /** Wall seconds of `step` with pairing off and on, alternating (which goes first alternates too); medians and every round. */
 async function pairingWall(rt: GpuRuntime, rounds: number, step: () => Promise<unknown>) {
+  const was = rt.pairDispatches;
   const time = async (on: boolean) => {
     rt.pairDispatches = on;
     const t0 = performance.now();
@@ -94,6 +95,6 @@ async function pairingWall(rt: GpuRuntime, rounds: number, step: () => Promise<u
     const median = (v: number[]) => [...v].sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
     return { rounds, offMedian: median(off), onMedian: median(on), off, on };
   } finally {
-    rt.pairDispatches = true;
+    rt.pairDispatches = was;
   }
 }
